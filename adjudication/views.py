@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from adjudication.rulesets import active_rule_set, rule_set_summary
+from nsmcore.schema import SLOTS
+
+
+@login_required
+@require_GET
+def rule_set_detail(request: HttpRequest) -> HttpResponse:
+    """The active rule set: its rules in priority order, region sizes and regression status."""
+    rule_set = active_rule_set()
+    summary = rule_set_summary(rule_set)
+    regions = summary["regions"]
+    rows = []
+    for k, rule in enumerate(rule_set.rules):
+        conditions = rule.as_dict()["conditions"]
+        rows.append(
+            {
+                "index": k,
+                "emotion": rule.emotion,
+                "conditions": [
+                    (slot.name, conditions[slot.name]) for slot in SLOTS if slot.name in conditions
+                ],
+                "region": regions["regions"][rule.emotion],
+                "satisfied": regions["satisfied"][rule.emotion],
+                "share": regions["regions"][rule.emotion] / regions["total"],
+            }
+        )
+    context = {
+        "rule_set": rule_set,
+        "rows": rows,
+        "regions": regions,
+        "abstain_share": regions["abstain"] / regions["total"],
+        "suite": summary["suite"],
+    }
+    return render(request, "adjudication/rule_set.html", context)

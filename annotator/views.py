@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+import nsmcore
+from adjudication.rulesets import active_rule_set
+from nsmcore.schema import GROUPS, SLOTS
+
+
+@login_required
+@require_GET
+def home(request: HttpRequest) -> HttpResponse:
+    rule_set = active_rule_set()
+    return render(request, "annotator/home.html", {"rule_set": rule_set})
+
+
+def _slot_groups(values: dict[str, str]) -> list[dict[str, object]]:
+    return [
+        {
+            "name": group,
+            "slots": [
+                {"slot": slot, "value": values.get(slot.name, slot.default)}
+                for slot in SLOTS
+                if slot.group == group
+            ],
+        }
+        for group in GROUPS
+    ]
+
+
+@login_required
+@require_GET
+def explain(request: HttpRequest) -> HttpResponse:
+    """The explication sandbox: choose slot values, read the prime lines and the routed label.
+
+    Values come from the query string (missing slots take their defaults) so that a state can be
+    shared as a link; with htmx only the preview fragment is rendered.
+    """
+    values = {slot.name: request.GET.get(slot.name, slot.default) for slot in SLOTS}
+    obj = {**values, "residue": request.GET.get("residue", "")}
+    explication, problems = nsmcore.check(obj)
+    context = {
+        "groups": _slot_groups(values),
+        "residue": obj["residue"],
+        "lines": nsmcore.render(explication) if explication else [],
+        "routing": nsmcore.route(obj, active_rule_set()),
+        "problems": problems,
+    }
+    template = "annotator/_preview.html" if request.htmx else "annotator/explain.html"
+    return render(request, template, context)

@@ -1,0 +1,90 @@
+"""Typed environment helpers that fail loudly on bad values (a typo must not become a default)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+
+class ConfigError(ValueError):
+    """A setting from the environment has a value that cannot be used."""
+
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def env_str(name: str, default: str | None = None) -> str:
+    value = os.environ.get(name, default)
+    if value is None:
+        raise ConfigError(f"{name} must be set")
+    return value
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ConfigError(f"{name}={raw!r} is not a boolean; use one of 1/0, true/false, yes/no, on/off")
+
+
+def env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not an integer") from None
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def parse_database_url(url: str, *, base_dir: Path) -> dict[str, Any]:
+    """Django DATABASES entry for ``sqlite:///relative.db``, ``sqlite:////abs/path.db``,
+    ``sqlite://:memory:`` or ``postgres://user:pass@host:port/name?options``."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme == "sqlite":
+        if parts.netloc == ":memory:" or parts.path in ("", "/:memory:"):
+            name: str | Path = ":memory:"
+        else:
+            raw = unquote(parts.path[1:])  # sqlite:///x.db -> x.db ; sqlite:////abs -> /abs
+            if not raw:
+                raise ConfigError(f"DATABASE_URL {url!r}: no SQLite file path")
+            path = Path(raw)
+            name = path if path.is_absolute() else base_dir / path
+        return {"ENGINE": "django.db.backends.sqlite3", "NAME": name}
+    if scheme in ("postgres", "postgresql", "pgsql"):
+        database = unquote(parts.path.lstrip("/"))
+        if not database:
+            raise ConfigError(f"DATABASE_URL {url!r}: no database name after the host")
+        try:
+            port = parts.port
+        except ValueError:
+            raise ConfigError(f"DATABASE_URL {url!r}: the port is not a number") from None
+        return {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": database,
+            "USER": unquote(parts.username or ""),
+            "PASSWORD": unquote(parts.password or ""),
+            "HOST": parts.hostname or "",
+            "PORT": str(port or ""),
+            "OPTIONS": dict(parse_qsl(parts.query)),
+            "CONN_MAX_AGE": 60,
+        }
+    raise ConfigError(
+        f"DATABASE_URL {url!r}: unsupported scheme {scheme!r}; use sqlite:///path or postgres://..."
+    )

@@ -1,0 +1,5 @@
+import sys
+
+from nsmcore.cli import main
+
+sys.exit(main())
