@@ -1,0 +1,64 @@
+from pathlib import Path
+
+import pytest
+
+from config.env import ConfigError, env_bool, env_int, env_list, env_str, parse_database_url
+
+BASE = Path("/srv/app")
+
+
+@pytest.mark.parametrize("raw, expected", [("1", True), ("Yes", True), ("off", False), ("", False)])
+def test_env_bool_reads_common_spellings(monkeypatch, raw, expected):
+    monkeypatch.setenv("FLAG", raw)
+    assert env_bool("FLAG", not expected) is expected
+
+
+def test_env_bool_refuses_anything_else(monkeypatch):
+    monkeypatch.setenv("DEBUG", "ture")
+    with pytest.raises(ConfigError, match="DEBUG='ture' is not a boolean"):
+        env_bool("DEBUG", False)
+
+
+def test_env_int_and_list_and_str(monkeypatch):
+    monkeypatch.setenv("N", "12")
+    monkeypatch.setenv("HOSTS", "a.org, b.org,,")
+    assert env_int("N", 0) == 12
+    assert env_int("UNSET_N", 3) == 3
+    assert env_list("HOSTS", []) == ["a.org", "b.org"]
+    monkeypatch.setenv("N", "twelve")
+    with pytest.raises(ConfigError, match="N='twelve' is not an integer"):
+        env_int("N", 0)
+    with pytest.raises(ConfigError, match="UNSET_SECRET must be set"):
+        env_str("UNSET_SECRET")
+
+
+def test_sqlite_urls_relative_absolute_and_memory():
+    assert parse_database_url("sqlite:///var/x.db", base_dir=BASE)["NAME"] == BASE / "var/x.db"
+    assert parse_database_url("sqlite:////tmp/x.db", base_dir=BASE)["NAME"] == Path("/tmp/x.db")
+    assert parse_database_url("sqlite://:memory:", base_dir=BASE)["NAME"] == ":memory:"
+
+
+def test_postgres_url_with_credentials_port_and_options():
+    db = parse_database_url("postgres://u%40x:p%2Fw@db.local:6543/nsm?sslmode=require", base_dir=BASE)
+    assert db["ENGINE"] == "django.db.backends.postgresql"
+    assert (db["USER"], db["PASSWORD"], db["HOST"], db["PORT"], db["NAME"]) == (
+        "u@x",
+        "p/w",
+        "db.local",
+        "6543",
+        "nsm",
+    )
+    assert db["OPTIONS"] == {"sslmode": "require"}
+
+
+@pytest.mark.parametrize(
+    "url, message",
+    [
+        ("mysql://h/db", "unsupported scheme 'mysql'"),
+        ("postgres://h:port/db", "port is not a number"),
+        ("postgres://h:5432/", "no database name"),
+    ],
+)
+def test_bad_database_urls_say_what_is_wrong(url, message):
+    with pytest.raises(ConfigError, match=message):
+        parse_database_url(url, base_dir=BASE)

@@ -1,0 +1,92 @@
+import pytest
+from django.urls import reverse
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize("name", ["home", "explain", "rule_set"])
+def test_pages_require_login(client, name):
+    response = client.get(reverse(name))
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("login"))
+
+
+def test_login_with_a_demo_style_user_lands_on_home_with_roles(client, annotator):
+    response = client.post(reverse("login"), {"username": "alice", "password": "alice-pw"}, follow=True)
+    assert response.redirect_chain[-1][0] == reverse("home")
+    body = response.content.decode()
+    assert "Welcome, alice" in body
+    assert "alice · annotator" in body
+    assert reverse("admin:index") not in body
+
+
+def test_wrong_password_is_refused_with_a_message(client, annotator):
+    response = client.post(reverse("login"), {"username": "alice", "password": "nope"})
+    assert response.status_code == 200
+    assert "didn't match. Please try again" in response.content.decode()
+
+
+def test_admin_sees_the_admin_link_and_a_user_without_role_is_told(client, admin_user, outsider):
+    client.force_login(admin_user)
+    assert reverse("admin:index") in client.get(reverse("home")).content.decode()
+    client.force_login(outsider)
+    assert "You have no role yet" in client.get(reverse("home")).content.decode()
+
+
+def test_logout_is_a_post(client, annotator):
+    client.force_login(annotator)
+    assert client.get(reverse("logout")).status_code == 405
+    assert client.post(reverse("logout")).status_code == 302
+    assert client.get(reverse("home")).status_code == 302
+
+
+def test_sandbox_renders_lines_and_routes_from_the_query_string(client, annotator):
+    client.force_login(annotator)
+    params = {
+        "trigger": "someone-did",
+        "agency": "i",
+        "want": "want",
+        "realization": "happened",
+        "evaluation": "feel-good",
+        "eval_target": "self",
+    }
+    response = client.get(reverse("explain"), params)
+    body = response.content.decode()
+    assert "<html" in body  # the full page without htmx
+    assert "I did something" in body
+    assert 'data-label="pride"' in body
+    assert "pride → joy" in body  # multi-rule shown
+
+
+def test_sandbox_htmx_request_gets_only_the_preview_fragment(client, annotator):
+    client.force_login(annotator)
+    response = client.get(reverse("explain"), {"evaluation": "feel-bad"}, HTTP_HX_REQUEST="true")
+    body = response.content.decode()
+    assert "<html" not in body
+    assert 'data-label="abstain"' in body and "no-rule" in body
+    assert "I feel something bad because of this" in body
+
+
+def test_sandbox_shows_illegal_values_instead_of_failing(client, annotator):
+    client.force_login(annotator)
+    response = client.get(reverse("explain"), {"want": "wish"}, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "Illegal explication" in body and "&#x27;wish&#x27; is not an allowed value" in body
+    assert "illegal" in body
+
+
+def test_residue_makes_the_sandbox_abstain(client, annotator):
+    client.force_login(annotator)
+    response = client.get(reverse("explain"), {"evaluation": "neither", "residue": "remembered fear"})
+    assert "schema-residue" in response.content.decode()
+
+
+def test_rule_set_page_lists_rules_regions_and_the_suite(client, adjudicator):
+    client.force_login(adjudicator)
+    body = client.get(reverse("rule_set")).content.decode()
+    assert "Rule set v1" in body
+    assert body.count("<tr>") >= 14
+    assert "someone-did-something" in body  # canonical value, never the alias
+    assert "passed" in body
+    assert "1866240" in body

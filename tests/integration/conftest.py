@@ -1,0 +1,34 @@
+"""Real services for integration tests. Outside CI a missing service skips with the reason; in CI
+(CI=true) it fails, so an integration test can never silently not run there."""
+
+import os
+import socket
+from urllib.parse import urlsplit
+
+import pytest
+
+POSTGRES_ADMIN_URL = os.environ.get("NSM_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+
+
+def _answers(url: str) -> bool:
+    parts = urlsplit(url)
+    try:
+        with socket.create_connection((parts.hostname, parts.port or 5432), timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+def require_service(url: str, what: str) -> None:
+    if _answers(url):
+        return
+    message = f"{what} does not answer at {url}; start it (see .ci/run) or set NSM_TEST_POSTGRES_URL"
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture
+def postgres_admin_url() -> str:
+    require_service(POSTGRES_ADMIN_URL, "PostgreSQL")
+    return POSTGRES_ADMIN_URL

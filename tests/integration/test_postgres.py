@@ -1,0 +1,67 @@
+"""The app on a real PostgreSQL server, selected through DATABASE_URL as a user would."""
+
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import psycopg
+import pytest
+
+pytestmark = pytest.mark.integration
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _env(database_url: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("DJANGO_SETTINGS_MODULE",)}
+    return env | {"DATABASE_URL": database_url, "DEBUG": "1", "PYTHONPATH": str(ROOT)}
+
+
+@pytest.fixture
+def fresh_database(postgres_admin_url):
+    name = f"nsm_it_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(postgres_admin_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    base = postgres_admin_url.rsplit("/", 1)[0]
+    yield f"{base}/{name}"
+    with psycopg.connect(postgres_admin_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_migrate_seed_and_log_in_on_a_fresh_postgresql_database(fresh_database):
+    env = _env(fresh_database)
+    manage = [sys.executable, "manage.py"]
+    for command in (["migrate", "--noinput"], ["seed_demo"]):
+        result = subprocess.run(manage + command, cwd=ROOT, env=env, capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+    probe = (
+        "import django; django.setup()\n"
+        "from django.db import connection; from django.test import Client\n"
+        "c = Client(); assert c.login(username='admin', password='admin-demo')\n"
+        "print(connection.vendor, c.get('/').status_code, c.get('/rules/').status_code)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=ROOT,
+        env=env | {"DJANGO_SETTINGS_MODULE": "config.settings.dev", "ALLOWED_HOSTS": "testserver"},
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["postgresql", "200", "200"]
+
+
+def test_the_app_test_suite_passes_on_postgresql(postgres_admin_url):
+    base = postgres_admin_url.rsplit("/", 1)[0]
+    # pytest-django creates and drops test_<name> itself.
+    env = _env(f"{base}/nsm_suite_{os.getpid()}")
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "tests/app", "-q", "-p", "no:cacheprovider"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert " passed" in result.stdout and "failed" not in result.stdout
