@@ -7,7 +7,7 @@ memoised top-down recogniser, which is plenty for lines of a dozen tokens.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 
 from nsmcore.lexicon import lexicon_words, tokenize
@@ -102,6 +102,16 @@ def load_grammar() -> Grammar:
 
 def check_line(line: str) -> list[str]:
     """Problems with one line (empty when it is legal)."""
+    return list(_check_line(line))
+
+
+@lru_cache(maxsize=8192)
+def _check_line(line: str) -> tuple[str, ...]:
+    # Pure and called with the same few dozen rendered lines over and over: cache it.
+    return tuple(_problems(line))
+
+
+def _problems(line: str) -> list[str]:
     tokens = tokenize(line)
     if not tokens:
         return ["empty line"]

@@ -1,0 +1,62 @@
+"""Shared benchmark helpers: timing, machine description, and writing results into the repo."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def timed(fn: Callable[[], Any], *, repeat: int = 5, warmup: int = 1) -> tuple[float, Any]:
+    """Median wall-clock seconds over ``repeat`` runs after ``warmup`` runs, and the last result."""
+    result = None
+    for _ in range(warmup):
+        result = fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), result
+
+
+def machine() -> dict[str, Any]:
+    import numpy
+
+    return {
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(),
+    }
+
+
+def write(name: str, figures: list[dict[str, Any]]) -> Path:
+    """Write results/<name>.json: each figure has a name, value, unit and (optional) target."""
+    RESULTS.mkdir(exist_ok=True)
+    doc = {
+        "benchmark": name,
+        "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": machine(),
+        "figures": figures,
+    }
+    path = RESULTS / f"{name}.json"
+    path.write_text(json.dumps(doc, indent=2) + "\n")
+    return path
+
+
+def figure(name: str, value: float, unit: str, target: str | None = None, met: bool | None = None) -> dict:
+    out: dict[str, Any] = {"name": name, "value": value, "unit": unit}
+    if target is not None:
+        out["target"] = target
+        out["met"] = met
+    return out
