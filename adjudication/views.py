@@ -16,6 +16,8 @@ def rule_set_detail(request: HttpRequest) -> HttpResponse:
     rule_set = active_rule_set()
     summary = rule_set_summary(rule_set)
     regions = summary["regions"]
+    total = regions["total"]
+    largest = max([*regions["regions"].values(), regions["abstain"]])
     rows = []
     for k, rule in enumerate(rule_set.rules):
         conditions = rule.as_dict()["conditions"]
@@ -28,14 +30,17 @@ def rule_set_detail(request: HttpRequest) -> HttpResponse:
                 ],
                 "region": regions["regions"][rule.emotion],
                 "satisfied": regions["satisfied"][rule.emotion],
-                "share": regions["regions"][rule.emotion] / regions["total"],
+                "percent": 100 * regions["regions"][rule.emotion] / total,
+                "bar": 100 * regions["regions"][rule.emotion] / largest,
+                "shadowed": regions["satisfied"][rule.emotion] - regions["regions"][rule.emotion],
             }
         )
     context = {
         "rule_set": rule_set,
         "rows": rows,
         "regions": regions,
-        "abstain_share": regions["abstain"] / regions["total"],
+        "abstain_percent": 100 * regions["abstain"] / total,
+        "abstain_bar": 100 * regions["abstain"] / largest,
         "suite": summary["suite"],
     }
     return render(request, "adjudication/rule_set.html", context)

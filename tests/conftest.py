@@ -9,7 +9,7 @@ from annotator.roles import ADJUDICATOR, ADMIN, ANNOTATOR
 def _user(username: str, *roles: str, **extra) -> User:
     user = User.objects.create_user(username=username, password=f"{username}-pw", **extra)
     for role in roles:
-        user.groups.add(Group.objects.get(name=role))
+        user.groups.add(Group.objects.get_or_create(name=role)[0])  # flushed by transactional tests
     return user
 
 

@@ -89,4 +89,5 @@ def test_rule_set_page_lists_rules_regions_and_the_suite(client, adjudicator):
     assert body.count("<tr>") >= 14
     assert "someone-did-something" in body  # canonical value, never the alias
     assert "passed" in body
-    assert "1866240" in body
+    assert "1,866,240" in body
+    assert "31,104" in body and "11,700" in body  # guilt satisfies 31,104 but routes 11,700

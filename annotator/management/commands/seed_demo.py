@@ -31,7 +31,7 @@ class Command(BaseCommand):
             raise CommandError("demo users have known passwords; refusing with DEBUG off (use --force)")
         created = []
         for username, password, role in DEMO_USERS:
-            group = Group.objects.get(name=role)
+            group, _ = Group.objects.get_or_create(name=role)
             user, new = User.objects.get_or_create(username=username)
             if new:
                 user.set_password(password)

@@ -1,0 +1,62 @@
+"""Browser tests: Playwright drives the system's Chromium (Debian's `chromium` package); no
+browser is downloaded. Outside CI a missing Chromium skips with the reason; in CI it fails."""
+
+import os
+import shutil
+
+import pytest
+
+# Playwright's sync API runs an event loop in the test thread; the Django ORM calls the tests
+# make there (creating users) are still synchronous, so allow them.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def chromium_path() -> str | None:
+    return os.environ.get("NSM_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    path = chromium_path()
+    if path is None:
+        message = "no Chromium found: apt-get install chromium, or set NSM_CHROMIUM to its path"
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(message)
+        pytest.skip(message)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def login(page, live_server):
+    def _login(username: str, password: str) -> None:
+        page.goto(f"{live_server.url}/accounts/login/")
+        page.fill("input[name=username]", username)
+        page.fill("input[name=password]", password)
+        page.click("button[type=submit]")
+        page.wait_for_url(f"{live_server.url}/")
+
+    return _login
