@@ -26,3 +26,24 @@ def user_roles(user: AbstractBaseUser | AnonymousUser) -> frozenset[str]:
 
 def has_role(user: AbstractBaseUser | AnonymousUser, role: str) -> bool:
     return role in user_roles(user)
+
+
+def require_role(*roles: str):
+    """View decorator: log in first, then 403 unless the user has one of ``roles``."""
+    from functools import wraps
+
+    from django.contrib.auth.views import redirect_to_login
+    from django.core.exceptions import PermissionDenied
+
+    def decorator(view):
+        @wraps(view)
+        def wrapped(request, *args, **kwargs):
+            if not request.user.is_authenticated:
+                return redirect_to_login(request.get_full_path())
+            if not user_roles(request.user) & set(roles):
+                raise PermissionDenied(f"this page is for: {', '.join(roles)}")
+            return view(request, *args, **kwargs)
+
+        return wrapped
+
+    return decorator

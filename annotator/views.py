@@ -7,6 +7,7 @@ from django.views.decorators.http import require_GET
 
 import nsmcore
 from adjudication.rulesets import active_rule_set
+from annotator.guidance import SLOT_HELP, VALUE_HELP
 from nsmcore.schema import GROUPS, SLOTS
 
 
@@ -29,6 +30,37 @@ def _slot_groups(values: dict[str, str]) -> list[dict[str, object]]:
         }
         for group in GROUPS
     ]
+
+
+NOTES: dict[str, str] = {
+    "experiencer": "Almost all items are i.",
+    "trigger": "A person did something includes the writer: 'I passed my exam', "
+    "'I got the position' when someone gave it.",
+    "time_direction": "A completed event narrated in the present tense is still before-now.",
+    "evaluation": "Calibrated exception: a bare, plainly negative life event (a divorce, a death, "
+    "being fired) takes feel-bad even without feeling words.",
+    "knowledge": "Use not-know only when the text explicitly marks the unexpectedness ('out of "
+    "nowhere', 'I didn't expect', 'suddenly found out'); a discovery framing alone is not enough.",
+}
+
+
+@login_required
+@require_GET
+def guidelines(request: HttpRequest) -> HttpResponse:
+    slots = [
+        {
+            "name": slot.name,
+            "group": slot.group,
+            "help": SLOT_HELP[slot.name],
+            "note": NOTES.get(slot.name, ""),
+            "values": [
+                {"value": v, "help": VALUE_HELP[slot.name][v], "default": v == slot.default}
+                for v in slot.values
+            ],
+        }
+        for slot in SLOTS
+    ]
+    return render(request, "annotator/guidelines.html", {"slots": slots})
 
 
 @login_required

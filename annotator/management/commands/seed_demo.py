@@ -1,4 +1,5 @@
-"""Create the demo users (one per role, two annotators) and print their credentials."""
+"""Create the demo users (one per role, two annotators), the demo items with a prefilled and a
+blind round, and print the credentials. Safe to run again: what exists is left as it is."""
 
 from __future__ import annotations
 
@@ -9,7 +10,15 @@ from django.contrib.auth.models import Group, User
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from annotator.imports import items_import
+from annotator.models import Item, Round
 from annotator.roles import ADJUDICATOR, ADMIN, ANNOTATOR
+from annotator.sampling import item_set_from_items
+from annotator.services import predictions_import, round_create
+
+FIXTURES = settings.BASE_DIR / "fixtures"
+DEMO_SOURCE = "demo"
+DEMO_PARSER = "demo-fixture"
 
 DEMO_USERS: tuple[tuple[str, str, str], ...] = (
     ("annotator1", "annotator1-demo", ANNOTATOR),
@@ -40,8 +49,31 @@ class Command(BaseCommand):
                 user.save()
                 created.append(username)
             user.groups.add(group)
+        self._demo_rounds()
         self.stdout.write("Demo users (username / password / role):")
         for username, password, role in DEMO_USERS:
             self.stdout.write(f"  {username:12} {password:18} {role}")
         if created:
             self.stdout.write(f"Created: {', '.join(created)}")
+
+    def _demo_rounds(self) -> None:
+        report = items_import(
+            data=(FIXTURES / "demo_items.jsonl").read_bytes(), fmt="jsonl", source=DEMO_SOURCE
+        )
+        predictions_import(
+            data=(FIXTURES / "demo_predictions.jsonl").read_bytes(), parser=DEMO_PARSER, source=DEMO_SOURCE
+        )
+        if Round.objects.filter(name__in=["Demo prefilled", "Demo blind"]).exists():
+            return
+        items = list(Item.objects.filter(source=DEMO_SOURCE).order_by("source_id"))
+        item_set = item_set_from_items(name="demo-40", items=items)
+        annotators = list(User.objects.filter(username__in=["annotator1", "annotator2"]).order_by("username"))
+        round_create(
+            name="Demo prefilled",
+            item_set=item_set,
+            annotators=annotators,
+            mode=Round.Mode.PREFILLED,
+            prefill_parser=DEMO_PARSER,
+        )
+        round_create(name="Demo blind", item_set=item_set, annotators=annotators, mode=Round.Mode.BLIND)
+        self.stdout.write(f"Demo data: {report.summary()}; rounds 'Demo prefilled' and 'Demo blind'.")

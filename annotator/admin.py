@@ -1,0 +1,58 @@
+from django.contrib import admin
+
+from annotator.models import Annotation, Assignment, Item, ItemSet, ParserPrediction, Round
+
+
+@admin.register(Item)
+class ItemAdmin(admin.ModelAdmin):
+    list_display = ["source_id", "source", "reference_label", "masked_text"]
+    list_filter = ["source", "reference_label"]
+    search_fields = ["source_id", "text"]
+
+
+@admin.register(ItemSet)
+class ItemSetAdmin(admin.ModelAdmin):
+    list_display = ["name", "tier", "size", "seed", "per_stratum", "disjoint_from", "created_at"]
+    readonly_fields = [
+        "seed",
+        "per_stratum",
+        "stratify_by",
+        "size",
+        "disjoint_from",
+        "source_filter",
+        "created_by",
+    ]
+
+
+@admin.register(Round)
+class RoundAdmin(admin.ModelAdmin):
+    list_display = [
+        "name",
+        "item_set",
+        "mode",
+        "text_field",
+        "annotators_per_item",
+        "pass_kind",
+        "show_routed_label",
+    ]
+    filter_horizontal = ["pool"]
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = ["round", "item", "annotator", "status", "position"]
+    list_filter = ["round", "status"]
+    raw_id_fields = ["item"]
+
+
+@admin.register(Annotation)
+class AnnotationAdmin(admin.ModelAdmin):
+    list_display = ["assignment", "evaluation", "version", "updated_at"]
+    raw_id_fields = ["assignment"]
+
+
+@admin.register(ParserPrediction)
+class ParserPredictionAdmin(admin.ModelAdmin):
+    list_display = ["item", "parser", "parser_version", "legal", "created_at"]
+    list_filter = ["parser", "legal"]
+    raw_id_fields = ["item"]

@@ -1,0 +1,216 @@
+"""REST API: items (adjudicators and admins), my assignments, annotation submit and history."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import QueryDict
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import generics, serializers, status
+from rest_framework.permissions import BasePermission, IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotator.models import FLAGS, SLOT_FIELDS, Annotation, AnnotationRevision, Assignment, Item
+from annotator.roles import ADJUDICATOR, ADMIN, user_roles
+from annotator.selectors import assignment_for_user, prefill_for
+from annotator.services import AnnotationInvalid, StaleSave, annotation_submit
+from nsmcore.schema import SLOTS
+
+
+class IsAdjudicatorOrAdmin(BasePermission):
+    message = "items with their reference labels are for adjudicators and admins"
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return bool(user_roles(request.user) & {ADJUDICATOR, ADMIN})
+
+
+class ItemSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Item
+        fields = [
+            "id",
+            "source",
+            "source_id",
+            "text",
+            "masked_text",
+            "reference_label",
+            "appraisals",
+            "metadata",
+        ]
+
+
+class ItemList(generics.ListAPIView):
+    """Items with their reference labels. Annotators are refused: they must not see labels."""
+
+    permission_classes = [IsAuthenticated & IsAdjudicatorOrAdmin]
+    serializer_class = ItemSerializer
+    queryset = Item.objects.order_by("id")
+
+
+class ItemDetail(generics.RetrieveAPIView):
+    permission_classes = [IsAuthenticated & IsAdjudicatorOrAdmin]
+    serializer_class = ItemSerializer
+    queryset = Item.objects.all()
+
+
+class AnnotationOut(serializers.ModelSerializer):
+    class Meta:
+        model = Annotation
+        fields = [
+            *SLOT_FIELDS,
+            "residue",
+            "notes",
+            "flags",
+            "kept_prefill",
+            "time_spent_ms",
+            "version",
+            "updated_at",
+        ]
+
+
+class AssignmentOut(serializers.ModelSerializer):
+    round = serializers.CharField(source="round.name")
+    mode = serializers.CharField(source="round.mode")
+    item_id = serializers.IntegerField()
+    text = serializers.SerializerMethodField()
+    prefill = serializers.SerializerMethodField()
+    annotation = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Assignment
+        fields = ["id", "round", "mode", "status", "position", "item_id", "text", "prefill", "annotation"]
+
+    def get_text(self, obj: Assignment) -> str:
+        return obj.item.text_for(obj.round.text_field)
+
+    def get_prefill(self, obj: Assignment) -> dict[str, str] | None:
+        # Blind rounds: None whatever the parser said (prefill_for never looks it up).
+        return prefill_for(obj.round, obj.item_id)
+
+    def get_annotation(self, obj: Assignment) -> dict[str, Any] | None:
+        annotation = getattr(obj, "annotation", None)
+        return AnnotationOut(annotation).data if annotation else None
+
+
+class MyAssignments(generics.ListAPIView):
+    """The requesting annotator's assignments: the item text as the round shows it, never the
+    reference label; the parser prefill only in prefilled rounds."""
+
+    permission_classes = [IsAuthenticated]
+    serializer_class = AssignmentOut
+
+    def get_queryset(self):
+        qs = Assignment.objects.filter(annotator=self.request.user).select_related(
+            "round", "item", "annotation"
+        )
+        round_name = self.request.query_params.get("round")
+        if round_name:
+            qs = qs.filter(round__name=round_name)
+        return qs.order_by("round_id", "position")
+
+
+class MyAssignment(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=AssignmentOut)
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(AssignmentOut(assignment_for_user(request.user, pk)).data)
+
+
+def _slot_field(slot: Any) -> serializers.ChoiceField:
+    return serializers.ChoiceField(choices=list(slot.values), help_text=f"default {slot.default}")
+
+
+# Documents the request body; validation itself is nsmcore's, so errors name slot and values.
+AnnotationIn = type(
+    "AnnotationIn",
+    (serializers.Serializer,),
+    {
+        **{slot.name: _slot_field(slot) for slot in SLOTS},
+        "residue": serializers.CharField(required=False, allow_blank=True, default=""),
+        "notes": serializers.CharField(required=False, allow_blank=True, default=""),
+        "flags": serializers.ListField(child=serializers.ChoiceField(choices=list(FLAGS)), required=False),
+        "base_version": serializers.IntegerField(min_value=0, help_text="the version you loaded; 0 at first"),
+        "time_spent_ms": serializers.IntegerField(min_value=0, required=False, default=0),
+    },
+)
+ACCEPTED = {*SLOT_FIELDS, "residue", "notes", "flags", "base_version", "time_spent_ms"}
+
+
+def _values(data: Any) -> dict[str, Any]:
+    if isinstance(data, QueryDict):  # form-encoded: flags may repeat
+        return {k: data.get(k) for k in data} | {"flags": data.getlist("flags")}
+    return dict(data)
+
+
+class AnnotationSubmit(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        request=AnnotationIn,
+        responses={
+            200: AnnotationOut,
+            400: OpenApiResponse(description="errors by field, each with the message and allowed values"),
+            409: OpenApiResponse(description="stale save: the annotation changed since base_version"),
+        },
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        assignment = assignment_for_user(request.user, pk)
+        if not hasattr(request.data, "keys"):
+            return Response({"detail": "expected a JSON object"}, status=status.HTTP_400_BAD_REQUEST)
+        data = _values(request.data)
+        unknown = sorted(set(data) - ACCEPTED)
+        if unknown:
+            return Response(
+                {k: {"message": "unknown field"} for k in unknown}, status=status.HTTP_400_BAD_REQUEST
+            )
+        if "base_version" not in data:
+            return Response({"base_version": {"message": "required; 0 for a first save"}}, status=400)
+        try:
+            base_version = int(data["base_version"])
+            spent = int(data.get("time_spent_ms") or 0)
+        except (TypeError, ValueError):
+            return Response({"base_version": {"message": "must be a whole number"}}, status=400)
+        try:
+            annotation = annotation_submit(
+                assignment=assignment,
+                user=request.user,
+                values=data,
+                base_version=base_version,
+                time_spent_ms=spent,
+            )
+        except AnnotationInvalid as invalid:
+            return Response(invalid.errors, status=status.HTTP_400_BAD_REQUEST)
+        except StaleSave as stale:
+            return Response(
+                {"detail": str(stale), "current_version": stale.current.version},
+                status=status.HTTP_409_CONFLICT,
+            )
+        return Response(AnnotationOut(annotation).data)
+
+
+class RevisionOut(serializers.ModelSerializer):
+    class Meta:
+        model = AnnotationRevision
+        fields = [
+            "version",
+            "slots",
+            "residue",
+            "notes",
+            "flags",
+            "kept_prefill",
+            "time_spent_ms",
+            "created_at",
+        ]
+
+
+class AnnotationHistory(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=RevisionOut(many=True))
+    def get(self, request: Request, pk: int) -> Response:
+        assignment = assignment_for_user(request.user, pk)
+        revisions = AnnotationRevision.objects.filter(annotation__assignment=assignment).order_by("version")
+        return Response(RevisionOut(revisions, many=True).data)

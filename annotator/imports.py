@@ -1,0 +1,247 @@
+"""Importing items from crowd-enVent TSV, JSONL or CSV.
+
+Reading is separate from writing: :func:`read_items` turns a file into validated rows or raises
+:class:`ImportFileError` with every problem (line and column named); :func:`items_import` writes
+all rows in one transaction or nothing. Re-importing the same file creates nothing new and says
+so; a row whose id exists with different content is refused rather than silently overwritten.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+
+from adjudication.rulesets import active_rule_set
+from annotator.models import Item
+
+APPRAISALS: tuple[str, ...] = (
+    "suddenness",
+    "familiarity",
+    "predict_event",
+    "pleasantness",
+    "unpleasantness",
+    "goal_relevance",
+    "chance_responsblt",
+    "self_responsblt",
+    "other_responsblt",
+    "predict_conseq",
+    "goal_support",
+    "urgency",
+    "self_control",
+    "other_control",
+    "chance_control",
+    "accept_conseq",
+    "standards",
+    "social_norms",
+    "attention",
+    "not_consider",
+    "effort",
+)
+# Kept as item metadata; demographics and participant ids are deliberately not imported.
+METADATA: tuple[str, ...] = ("round_number", "event_duration", "emotion_duration", "intensity", "confidence")
+# Accepted spellings of the four fields a row needs, per format.
+ALIASES: dict[str, tuple[str, ...]] = {
+    "source_id": ("text_id", "id", "source_id"),
+    "reference_label": ("emotion", "reference_label", "label"),
+    "text": ("generated_text", "text"),
+    "masked_text": ("hidden_emo_text", "masked_text"),
+}
+FORMATS: tuple[str, ...] = ("tsv", "csv", "jsonl")
+MAX_REPORTED = 50
+
+
+@dataclass(frozen=True)
+class ImportProblem:
+    line: int
+    column: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"line {self.line}" + (f", column {self.column}" if self.column else "")
+        return f"{where}: {self.message}"
+
+
+class ImportFileError(ValueError):
+    def __init__(self, problems: list[ImportProblem]):
+        self.problems = problems[:MAX_REPORTED]
+        more = len(problems) - len(self.problems)
+        text = "; ".join(str(p) for p in self.problems) + (f"; and {more} more" if more > 0 else "")
+        super().__init__(text)
+
+
+@dataclass
+class ImportReport:
+    rows: int = 0
+    created: int = 0
+    unchanged: int = 0
+    source: str = ""
+    created_ids: list[int] = field(default_factory=list)
+
+    def summary(self) -> str:
+        return (
+            f"{self.rows} rows read from {self.source}: {self.created} items created, "
+            f"{self.unchanged} already present and unchanged"
+        )
+
+
+def detect_format(filename: str) -> str:
+    lower = filename.lower()
+    for fmt in FORMATS:
+        if lower.endswith(f".{fmt}"):
+            return fmt
+    if lower.endswith(".json"):
+        return "jsonl"
+    raise ImportFileError(
+        [ImportProblem(0, "", f"cannot tell the format of {filename!r}; use .tsv, .csv or .jsonl")]
+    )
+
+
+def _records(data: str, fmt: str) -> Iterable[tuple[int, dict[str, Any]]]:
+    if fmt in ("tsv", "csv"):
+        reader = csv.DictReader(io.StringIO(data, newline=""), delimiter="\t" if fmt == "tsv" else ",")
+        for row in reader:
+            if None in row:
+                raise ImportFileError(
+                    [
+                        ImportProblem(
+                            reader.line_num, "", f"more fields than the {len(reader.fieldnames)} headers"
+                        )
+                    ]
+                )
+            yield reader.line_num, row
+        return
+    for number, line in enumerate(data.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise ImportFileError(
+                [ImportProblem(number, "", f"malformed JSON: {error.msg} (character {error.colno})")]
+            ) from None
+        if not isinstance(obj, dict):
+            raise ImportFileError([ImportProblem(number, "", "expected a JSON object")])
+        yield number, obj
+
+
+def _pick(row: dict[str, Any], key: str) -> tuple[str | None, Any]:
+    for name in ALIASES[key]:
+        if name in row:
+            return name, row[name]
+    return None, None
+
+
+def read_items(data: bytes | str, fmt: str) -> list[dict[str, Any]]:
+    """Validated item rows (model field values) from a file's content, or ImportFileError."""
+    if fmt not in FORMATS:
+        raise ImportFileError(
+            [ImportProblem(0, "", f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")]
+        )
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8-sig")
+        except UnicodeDecodeError as error:
+            raise ImportFileError([ImportProblem(0, "", f"not UTF-8 text (byte {error.start})")]) from None
+    labels = set(active_rule_set().emotions)
+    required = ("source_id", "reference_label", "text") + (("masked_text",) if fmt == "tsv" else ())
+    problems: list[ImportProblem] = []
+    rows: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
+    for line, raw in _records(data, fmt):
+        row: dict[str, Any] = {"line": line}
+        for key in ("source_id", "reference_label", "text", "masked_text"):
+            column, value = _pick(raw, key)
+            value = "" if value is None else str(value).strip()
+            if key in required and not value:
+                names = " or ".join(ALIASES[key][:2])
+                problems.append(ImportProblem(line, column or names, "missing or empty"))
+            row[key] = value
+        if row["reference_label"] and row["reference_label"] not in labels:
+            column, _ = _pick(raw, "reference_label")
+            problems.append(
+                ImportProblem(
+                    line,
+                    column or "emotion",
+                    f"{row['reference_label']!r} is not an emotion of rule set "
+                    f"v{active_rule_set().version}; allowed: {', '.join(sorted(labels))}",
+                )
+            )
+        if row["source_id"] in seen:
+            problems.append(
+                ImportProblem(line, "text_id", f"{row['source_id']!r} repeats line {seen[row['source_id']]}")
+            )
+        seen.setdefault(row["source_id"], line)
+        if not row["masked_text"]:
+            row["masked_text"] = row["text"]  # a file with one text serves it for both fields
+        appraisals = {}
+        for name in APPRAISALS:
+            value = raw.get(name)
+            if value in (None, ""):
+                continue
+            try:
+                appraisals[name] = int(value)
+            except (TypeError, ValueError):
+                problems.append(ImportProblem(line, name, f"{value!r} is not a whole-number rating"))
+        row["appraisals"] = appraisals
+        row["metadata"] = {name: raw[name] for name in METADATA if raw.get(name) not in (None, "")}
+        rows.append(row)
+    if not rows and not problems:
+        problems.append(ImportProblem(0, "", "the file holds no rows"))
+    if problems:
+        raise ImportFileError(problems)
+    return rows
+
+
+def items_import(*, data: bytes | str, fmt: str, source: str = "crowd-enVent") -> ImportReport:
+    """Create the file's items in one transaction; nothing is written if any row is refused."""
+    rows = read_items(data, fmt)
+    report = ImportReport(rows=len(rows), source=source)
+    existing = {
+        sid: (text, masked, label)
+        for sid, text, masked, label in Item.objects.filter(
+            source=source, source_id__in=[r["source_id"] for r in rows]
+        ).values_list("source_id", "text", "masked_text", "reference_label")
+    }
+    conflicts = []
+    new = []
+    for row in rows:
+        old = existing.get(row["source_id"])
+        if old is None:
+            new.append(row)
+        elif old == (row["text"], row["masked_text"], row["reference_label"]):
+            report.unchanged += 1
+        else:
+            conflicts.append(
+                ImportProblem(
+                    row["line"],
+                    "text_id",
+                    f"{row['source_id']!r} already exists in {source} with a different text or label; "
+                    "refusing to overwrite it",
+                )
+            )
+    if conflicts:
+        raise ImportFileError(conflicts)
+    with transaction.atomic():
+        created = Item.objects.bulk_create(
+            [
+                Item(
+                    source=source,
+                    source_id=row["source_id"],
+                    text=row["text"],
+                    masked_text=row["masked_text"],
+                    reference_label=row["reference_label"],
+                    appraisals=row["appraisals"],
+                    metadata=row["metadata"],
+                )
+                for row in new
+            ],
+            batch_size=2000,
+        )
+    report.created = len(created)
+    return report

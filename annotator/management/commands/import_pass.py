@@ -1,0 +1,34 @@
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotator.imports import ImportFileError
+from annotator.models import Round
+from annotator.services import pass_import
+
+
+class Command(BaseCommand):
+    help = "Import a whole pass of annotations (JSONL) as one external or model annotator's work in a round."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("path", type=Path)
+        parser.add_argument("--round", required=True, dest="round_name")
+        parser.add_argument("--annotator", required=True, help="name of the (non-login) annotator account")
+        parser.add_argument("--source", default="crowd-enVent")
+
+    def handle(self, *args: Any, path: Path, round_name: str, annotator: str, source: str, **o: Any) -> None:
+        round_ = Round.objects.filter(name=round_name).first()
+        if round_ is None:
+            raise CommandError(f"no round named {round_name!r}")
+        try:
+            report = pass_import(
+                data=path.read_bytes(), round_=round_, annotator_name=annotator, source=source
+            )
+        except OSError as error:
+            raise CommandError(f"{path}: cannot read: {error.strerror}") from None
+        except ImportFileError as error:
+            raise CommandError(
+                f"{path}: nothing imported:\\n  " + "\\n  ".join(str(p) for p in error.problems)
+            ) from None
+        self.stdout.write(report.summary())

@@ -1,0 +1,30 @@
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotator.imports import ImportFileError
+from annotator.services import predictions_import
+
+
+class Command(BaseCommand):
+    help = "Import parser predictions from JSONL (text_id and the twelve slots, or explication/raw_output)."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("path", type=Path)
+        parser.add_argument("--parser", required=True, help="parser name, as rounds refer to it")
+        parser.add_argument("--parser-version", default="")
+        parser.add_argument("--source", default="crowd-enVent")
+
+    def handle(self, *args: Any, path: Path, parser: str, parser_version: str, source: str, **o: Any) -> None:
+        try:
+            report = predictions_import(
+                data=path.read_bytes(), parser=parser, parser_version=parser_version, source=source
+            )
+        except OSError as error:
+            raise CommandError(f"{path}: cannot read: {error.strerror}") from None
+        except ImportFileError as error:
+            raise CommandError(
+                f"{path}: nothing imported:\\n  " + "\\n  ".join(str(p) for p in error.problems)
+            ) from None
+        self.stdout.write(report.summary())

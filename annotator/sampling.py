@@ -1,0 +1,96 @@
+"""Drawing item sets: seeded, optionally stratified by reference label, optionally disjoint."""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from annotator.models import Item, ItemSet, ItemSetMember
+
+
+class DrawError(ValueError):
+    pass
+
+
+def draw_ids(
+    candidates: list[tuple[int, str]],
+    *,
+    seed: int,
+    per_stratum: int | None = None,
+    size: int | None = None,
+) -> list[int]:
+    """Pure: pick item ids from (id, label) pairs. Stratified when ``per_stratum`` is given
+    (that many of every label), else ``size`` items overall. The same seed and candidates always
+    give the same ids, in a shuffled queue order."""
+    rng = random.Random(seed)
+    ordered = sorted(candidates)
+    if per_stratum is not None:
+        by_label: dict[str, list[int]] = defaultdict(list)
+        for item_id, label in ordered:
+            by_label[label].append(item_id)
+        short = {label: len(ids) for label, ids in by_label.items() if len(ids) < per_stratum}
+        if short:
+            detail = ", ".join(f"{label} has {n}" for label, n in sorted(short.items()))
+            raise DrawError(f"not enough items for {per_stratum} per label: {detail}")
+        chosen = [i for label in sorted(by_label) for i in rng.sample(by_label[label], per_stratum)]
+    else:
+        if size is None or size < 1:
+            raise DrawError("give a size, or a number per label")
+        if size > len(ordered):
+            raise DrawError(f"asked for {size} items but only {len(ordered)} are available")
+        chosen = rng.sample([i for i, _ in ordered], size)
+    rng.shuffle(chosen)
+    return chosen
+
+
+@transaction.atomic
+def item_set_draw(
+    *,
+    name: str,
+    seed: int,
+    tier: str = ItemSet.Tier.OTHER,
+    per_stratum: int | None = None,
+    size: int | None = None,
+    disjoint_from: ItemSet | None = None,
+    source: str = "",
+    created_by: AbstractBaseUser | None = None,
+) -> ItemSet:
+    if ItemSet.objects.filter(name=name).exists():
+        raise DrawError(f"an item set named {name!r} already exists")
+    items = Item.objects.all()
+    if source:
+        items = items.filter(source=source)
+    if disjoint_from is not None:
+        items = items.exclude(item_sets=disjoint_from)
+    ids = draw_ids(
+        list(items.values_list("id", "reference_label")), seed=seed, per_stratum=per_stratum, size=size
+    )
+    item_set = ItemSet.objects.create(
+        name=name,
+        tier=tier,
+        seed=seed,
+        stratify_by="reference_label" if per_stratum is not None else "",
+        per_stratum=per_stratum,
+        size=len(ids),
+        disjoint_from=disjoint_from,
+        source_filter=source,
+        created_by=created_by,
+    )
+    ItemSetMember.objects.bulk_create(
+        [ItemSetMember(item_set=item_set, item_id=item_id, position=p) for p, item_id in enumerate(ids)],
+        batch_size=2000,
+    )
+    return item_set
+
+
+@transaction.atomic
+def item_set_from_items(*, name: str, items: list[Item], tier: str = ItemSet.Tier.OTHER) -> ItemSet:
+    """An item set of given items in the given order (demo data, imported passes)."""
+    item_set = ItemSet.objects.create(name=name, tier=tier, size=len(items))
+    ItemSetMember.objects.bulk_create(
+        [ItemSetMember(item_set=item_set, item=item, position=p) for p, item in enumerate(items)]
+    )
+    return item_set

@@ -1,0 +1,82 @@
+"""Reads: what an annotator may see, their queue, and the prefill of an item in a round."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, Q
+from django.http import Http404
+
+from annotator.models import Annotation, Assignment, ParserPrediction, Round
+
+
+def prefill_for(round_: Round, item_id_or_item: Any) -> dict[str, str] | None:
+    """The parser explication that prefills this item in this round; None in blind rounds (the
+    parser must not reach the page at all), or when the parser has no legal prediction."""
+    if round_.is_blind or not round_.prefill_parser:
+        return None
+    item_id = getattr(item_id_or_item, "pk", item_id_or_item)
+    prediction = (
+        ParserPrediction.objects.filter(item_id=item_id, parser=round_.prefill_parser, legal=True)
+        .order_by("-created_at")
+        .values_list("explication", flat=True)
+        .first()
+    )
+    return prediction
+
+
+@dataclass(frozen=True)
+class QueueRow:
+    round: Round
+    assigned: int
+    done: int
+    skipped: int
+
+    @property
+    def pending(self) -> int:
+        return self.assigned - self.done - self.skipped
+
+    @property
+    def percent(self) -> float:
+        return 100 * self.done / self.assigned if self.assigned else 0.0
+
+
+def queue_for_user(user: AbstractBaseUser) -> list[QueueRow]:
+    """Every round with work for this user, with progress, in one query."""
+    rounds = (
+        Round.objects.filter(assignments__annotator=user)
+        .annotate(
+            assigned=Count("assignments", filter=Q(assignments__annotator=user)),
+            done=Count("assignments", filter=Q(assignments__annotator=user, assignments__status="done")),
+            skipped=Count(
+                "assignments", filter=Q(assignments__annotator=user, assignments__status="skipped")
+            ),
+        )
+        .order_by("-created_at")
+    )
+    return [QueueRow(r, r.assigned, r.done, r.skipped) for r in rounds]
+
+
+def next_assignment(user: AbstractBaseUser, round_id: int, *, after: int | None = None) -> Assignment | None:
+    """The next pending item of the user's queue in a round (after a position, when given)."""
+    qs = Assignment.objects.filter(annotator=user, round_id=round_id, status=Assignment.Status.PENDING)
+    if after is not None:
+        later = qs.filter(position__gt=after).order_by("position").first()
+        if later is not None:
+            return later
+    return qs.order_by("position").first()
+
+
+def assignment_for_user(user: AbstractBaseUser, assignment_id: int) -> Assignment:
+    """The assignment if it is this user's, else 404: another annotator's work does not exist
+    as far as this user can tell."""
+    try:
+        return Assignment.objects.select_related("round", "item").get(pk=assignment_id, annotator=user)
+    except Assignment.DoesNotExist:
+        raise Http404("No such assignment") from None
+
+
+def annotation_of(assignment: Assignment) -> Annotation | None:
+    return Annotation.objects.filter(assignment=assignment).first()

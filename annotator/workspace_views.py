@@ -1,0 +1,161 @@
+"""The annotator's workspace: queue, annotation page, live preview, skip, history."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+import nsmcore
+from adjudication.rulesets import active_rule_set
+from annotator.guidance import KEYS, slot_groups
+from annotator.models import FLAGS, SLOT_FIELDS, Assignment
+from annotator.selectors import (
+    annotation_of,
+    assignment_for_user,
+    next_assignment,
+    prefill_for,
+    queue_for_user,
+)
+from annotator.services import AnnotationInvalid, StaleSave, annotation_submit, assignment_skip
+
+
+@login_required
+@require_GET
+def queue(request: HttpRequest) -> HttpResponse:
+    return render(request, "annotator/queue.html", {"rows": queue_for_user(request.user)})
+
+
+@login_required
+@require_GET
+def round_next(request: HttpRequest, round_id: int) -> HttpResponse:
+    """Resume a round: the first pending item in the annotator's queue."""
+    assignment = next_assignment(request.user, round_id)
+    if assignment is None:
+        messages.success(request, "Nothing left to annotate in that round.")
+        return redirect("queue")
+    return redirect("annotate", assignment_id=assignment.pk)
+
+
+def _form_values(post: Any) -> dict[str, Any]:
+    values: dict[str, Any] = {name: post.get(name, "") for name in SLOT_FIELDS}
+    values["residue"] = post.get("residue", "")
+    values["notes"] = post.get("notes", "")
+    values["flags"] = post.getlist("flags")
+    return values
+
+
+def _page(
+    request: HttpRequest,
+    assignment: Assignment,
+    *,
+    values: dict[str, Any] | None = None,
+    errors: dict[str, Any] | None = None,
+    stale: str = "",
+    status: int = 200,
+) -> HttpResponse:
+    round_ = assignment.round
+    prefill = prefill_for(round_, assignment.item_id)
+    annotation = annotation_of(assignment)
+    if values is None:
+        if annotation is not None:
+            values = {**annotation.slots(), "residue": annotation.residue, "notes": annotation.notes}
+            values["flags"] = annotation.flags
+        else:
+            values = {**(prefill or {}), "residue": "", "notes": "", "flags": []}
+    counts = round_.assignments.filter(annotator=request.user).values_list("status", flat=True)
+    statuses = list(counts)
+    context = {
+        "assignment": assignment,
+        "round": round_,
+        "text": assignment.item.text_for(round_.text_field),
+        "groups": slot_groups(values, prefill),
+        "values": values,
+        "flags": [(f, f in values.get("flags", [])) for f in FLAGS],
+        "prefilled": prefill is not None,
+        "base_version": annotation.version if annotation else 0,
+        "errors": errors or {},
+        "stale": stale,
+        "keys": KEYS,
+        "done": statuses.count(Assignment.Status.DONE),
+        "assigned": len(statuses),
+        **_preview_context(round_, values),
+    }
+    return render(request, "annotator/annotate.html", context, status=status)
+
+
+def _preview_context(round_: Any, values: dict[str, Any]) -> dict[str, Any]:
+    obj = {name: values.get(name) for name in SLOT_FIELDS} | {"residue": values.get("residue", "")}
+    explication, problems = nsmcore.check(obj)
+    return {
+        "lines": nsmcore.render(explication) if explication else [],
+        "problems": problems,
+        # Annotators see the label their slots route to only where the round allows it.
+        "routing": nsmcore.route(obj, active_rule_set()) if round_.show_routed_label else None,
+    }
+
+
+@login_required
+def annotate(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    assignment = assignment_for_user(request.user, assignment_id)
+    if request.method == "GET":
+        return _page(request, assignment)
+    if request.method != "POST":
+        return HttpResponse(status=405)
+    values = _form_values(request.POST)
+    try:
+        base_version = int(request.POST.get("base_version", "0"))
+        spent = int(request.POST.get("time_spent_ms", "0") or 0)
+    except ValueError:
+        return _page(request, assignment, values=values, errors={"form": "bad form data; reload"}, status=400)
+    try:
+        annotation_submit(
+            assignment=assignment,
+            user=request.user,
+            values=values,
+            base_version=base_version,
+            time_spent_ms=spent,
+        )
+    except StaleSave as stale:
+        return _page(request, assignment, values=values, stale=str(stale), status=409)
+    except AnnotationInvalid as invalid:
+        return _page(request, assignment, values=values, errors=invalid.errors, status=400)
+    following = next_assignment(request.user, assignment.round_id, after=assignment.position)
+    if following is None:
+        messages.success(request, f"Round {assignment.round.name}: every item is done. Thank you!")
+        return redirect("queue")
+    return redirect("annotate", assignment_id=following.pk)
+
+
+@login_required
+@require_POST
+def preview(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    assignment = assignment_for_user(request.user, assignment_id)
+    context = _preview_context(assignment.round, _form_values(request.POST))
+    return render(request, "annotator/_annotate_preview.html", context)
+
+
+@login_required
+@require_POST
+def skip(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    assignment = assignment_for_user(request.user, assignment_id)
+    assignment_skip(assignment=assignment, user=request.user)
+    following = next_assignment(request.user, assignment.round_id, after=assignment.position)
+    if following is None or following.pk == assignment.pk:
+        messages.info(request, "No other pending item in this round.")
+        return redirect("queue")
+    return redirect(reverse("annotate", args=[following.pk]))
+
+
+@login_required
+@require_GET
+def history(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    assignment = assignment_for_user(request.user, assignment_id)
+    annotation = annotation_of(assignment)
+    revisions = list(annotation.revisions.all()) if annotation else []
+    return render(request, "annotator/history.html", {"assignment": assignment, "revisions": revisions})

@@ -1,0 +1,70 @@
+// Keyboard-first annotation: every action has a key, shown on the page.
+(function () {
+  "use strict";
+  const form = document.getElementById("annotation");
+  if (!form) return;
+  const started = Date.now();
+  const slots = Array.from(form.querySelectorAll("fieldset.slotset"));
+  let current = 0;
+
+  function focusSlot(i) {
+    current = Math.max(0, Math.min(slots.length - 1, i));
+    slots.forEach((s, k) => s.classList.toggle("current", k === current));
+    const checked = slots[current].querySelector("input:checked") || slots[current].querySelector("input");
+    checked.focus({ preventScroll: true });
+    slots[current].scrollIntoView({ block: "nearest" });
+  }
+
+  function markPrefill(fieldset) {
+    const pre = fieldset.dataset.prefill;
+    const state = fieldset.querySelector(".prefill-state");
+    if (!pre || !state) return;
+    const value = (fieldset.querySelector("input:checked") || {}).value;
+    const changed = value !== pre;
+    state.classList.toggle("changed", changed);
+    state.classList.toggle("kept", !changed);
+    state.textContent = changed ? "changed from " + pre : "prefilled";
+  }
+
+  slots.forEach((fieldset, i) => {
+    fieldset.addEventListener("focusin", () => { current = i; slots.forEach((s, k) => s.classList.toggle("current", k === i)); });
+    fieldset.addEventListener("change", () => markPrefill(fieldset));
+  });
+
+  form.addEventListener("submit", () => {
+    form.querySelector("input[name=time_spent_ms]").value = String(Date.now() - started);
+  });
+
+  function toggleFlag(name) {
+    const box = form.querySelector('input[name=flags][value="' + name + '"]');
+    if (box) { box.click(); }
+  }
+
+  document.addEventListener("keydown", (event) => {
+    const target = event.target;
+    const typing = target.tagName === "TEXTAREA" || (target.tagName === "INPUT" && target.type === "text");
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); form.requestSubmit(); return; }
+    if (typing) {
+      if (event.key === "Escape") { target.blur(); focusSlot(current); }
+      return;
+    }
+    if (event.altKey || event.ctrlKey || event.metaKey) return;
+    const key = event.key;
+    if (key === "ArrowDown" || key === "j") { event.preventDefault(); focusSlot(current + 1); }
+    else if (key === "ArrowUp" || key === "k") { event.preventDefault(); focusSlot(current - 1); }
+    else if (/^[1-9]$/.test(key)) {
+      const radios = slots[current].querySelectorAll("input[type=radio]");
+      const radio = radios[Number(key) - 1];
+      if (radio) { event.preventDefault(); radio.click(); focusSlot(current + 1); }
+    }
+    else if (key === "Enter") { event.preventDefault(); form.requestSubmit(); }
+    else if (key === "r") { event.preventDefault(); document.getElementById("residue").focus(); }
+    else if (key === "n") { event.preventDefault(); document.getElementById("notes").focus(); }
+    else if (key === "t") { toggleFlag("two-construals"); }
+    else if (key === "u") { toggleFlag("unrecoverable"); }
+    else if (key === "o") { toggleFlag("out-of-scope"); }
+    else if (key === "x") { event.preventDefault(); document.getElementById("skip-form").requestSubmit(); }
+  });
+
+  focusSlot(0);
+})();
