@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 
 from annotator.models import FLAGS, SLOT_FIELDS, Annotation, AnnotationRevision, Assignment, Item
 from annotator.roles import ADJUDICATOR, ADMIN, user_roles
-from annotator.selectors import assignment_for_user, prefill_for
+from annotator.selectors import assignment_for_user, prefill_for, prefills_for
 from annotator.services import AnnotationInvalid, StaleSave, annotation_submit
 from nsmcore.schema import SLOTS
 
@@ -86,7 +86,10 @@ class AssignmentOut(serializers.ModelSerializer):
         return obj.item.text_for(obj.round.text_field)
 
     def get_prefill(self, obj: Assignment) -> dict[str, str] | None:
-        # Blind rounds: None whatever the parser said (prefill_for never looks it up).
+        # Blind rounds: None whatever the parser said (neither lookup reads predictions for them).
+        batch = self.context.get("prefills")
+        if batch is not None:
+            return batch.get((obj.round_id, obj.item_id))
         return prefill_for(obj.round, obj.item_id)
 
     def get_annotation(self, obj: Assignment) -> dict[str, Any] | None:
@@ -109,6 +112,11 @@ class MyAssignments(generics.ListAPIView):
         if round_name:
             qs = qs.filter(round__name=round_name)
         return qs.order_by("round_id", "position")
+
+    def get_serializer(self, *args: Any, **kwargs: Any) -> AssignmentOut:
+        if args and isinstance(args[0], list):  # one page: look its prefills up in one query
+            kwargs["context"] = {**self.get_serializer_context(), "prefills": prefills_for(args[0])}
+        return super().get_serializer(*args, **kwargs)
 
 
 class MyAssignment(APIView):

@@ -27,6 +27,30 @@ def prefill_for(round_: Round, item_id_or_item: Any) -> dict[str, str] | None:
     return prediction
 
 
+def prefills_for(assignments: list[Assignment]) -> dict[tuple[int, int], dict[str, str]]:
+    """Prefills of many assignments in one query: {(round id, item id): explication}."""
+    wanted = {
+        (a.round.prefill_parser, a.item_id)
+        for a in assignments
+        if not a.round.is_blind and a.round.prefill_parser
+    }
+    if not wanted:
+        return {}
+    rows = (
+        ParserPrediction.objects.filter(
+            item_id__in={i for _, i in wanted}, parser__in={p for p, _ in wanted}, legal=True
+        )
+        .order_by("created_at")
+        .values_list("parser", "item_id", "explication")
+    )
+    latest = {(parser, item_id): explication for parser, item_id, explication in rows}  # newest wins
+    return {
+        (a.round_id, a.item_id): latest[(a.round.prefill_parser, a.item_id)]
+        for a in assignments
+        if (a.round.prefill_parser, a.item_id) in latest and not a.round.is_blind
+    }
+
+
 @dataclass(frozen=True)
 class QueueRow:
     round: Round

@@ -102,7 +102,8 @@ def round_create(
 
 
 def _validate(values: dict[str, Any]) -> tuple[nsmcore.Explication, list[str]]:
-    obj = {name: values.get(name) for name in SLOT_FIELDS}
+    # An absent or empty slot is reported as missing (with its allowed values), not as a bad value.
+    obj = {name: values[name] for name in SLOT_FIELDS if values.get(name) not in (None, "")}
     obj["residue"] = values.get("residue") or ""
     obj["notes"] = values.get("notes") or ""
     errors: dict[str, dict[str, Any]] = {}

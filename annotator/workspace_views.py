@@ -90,7 +90,9 @@ def _page(
 
 
 def _preview_context(round_: Any, values: dict[str, Any]) -> dict[str, Any]:
-    obj = {name: values.get(name) for name in SLOT_FIELDS} | {"residue": values.get("residue", "")}
+    obj = {name: values[name] for name in SLOT_FIELDS if values.get(name)} | {
+        "residue": values.get("residue", "")
+    }
     explication, problems = nsmcore.check(obj)
     return {
         "lines": nsmcore.render(explication) if explication else [],

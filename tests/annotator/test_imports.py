@@ -1,0 +1,149 @@
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.urls import reverse
+
+from annotator.imports import ImportFileError, items_import, read_items
+from annotator.models import Item
+
+pytestmark = pytest.mark.django_db
+CROWD = Path(__file__).resolve().parents[3] / "shared" / "data" / "crowd-enVent"
+HEADER = "\ttext_id\temotion\tgenerated_text\thidden_emo_text\tsuddenness\tintensity\tage"
+
+
+def tsv(*rows: str) -> str:
+    return "\n".join([HEADER, *rows]) + "\n"
+
+
+GOOD_TSV = tsv(
+    "0\t11\tjoy\tI felt joy when I passed.\tI felt ... when I passed.\t3\t4\t31",
+    "1\t12\tanger\tI was angry at the bus driver.\tI was ... at the bus driver.\t5\t5\t40",
+)
+
+
+def test_tsv_import_keeps_texts_label_appraisals_and_metadata_but_not_demographics():
+    report = items_import(data=GOOD_TSV, fmt="tsv")
+    assert (report.rows, report.created, report.unchanged) == (2, 2, 0)
+    item = Item.objects.get(source_id="11")
+    assert item.text == "I felt joy when I passed."
+    assert item.masked_text == "I felt ... when I passed."
+    assert item.reference_label == "joy"
+    assert item.appraisals == {"suddenness": 3}
+    assert item.metadata == {"intensity": "4"}
+    assert "age" not in item.metadata
+
+
+def test_reimporting_the_same_file_creates_nothing_and_says_so():
+    items_import(data=GOOD_TSV, fmt="tsv")
+    report = items_import(data=GOOD_TSV, fmt="tsv")
+    assert (report.created, report.unchanged) == (0, 2)
+    assert "0 items created, 2 already present and unchanged" in report.summary()
+    assert Item.objects.count() == 2
+
+
+@pytest.mark.parametrize(
+    "data, fmt, expected",
+    [
+        (tsv("0\t11\tjoy\t\tI felt ...\t3\t4\t1"), "tsv", "line 2, column generated_text: missing or empty"),
+        (tsv("0\t11\telation\tx\ty\t3\t4\t1"), "tsv", "line 2, column emotion: 'elation' is not an emotion"),
+        (
+            tsv("0\t11\tjoy\tx\ty\tlots\t4\t1"),
+            "tsv",
+            "line 2, column suddenness: 'lots' is not a whole-number",
+        ),
+        (
+            tsv("0\t11\tjoy\tx\ty\t1\t1\t1", "1\t11\tjoy\tz\tw\t1\t1\t1"),
+            "tsv",
+            "line 3, column text_id: '11' repeats line 2",
+        ),
+        (tsv("0\t11\tjoy\tx\ty\t1\t1\t1\textra"), "tsv", "line 2: more fields than the 8 headers"),
+        (
+            '{"text_id": "1", "emotion": "joy", "text": "x"}\n{"text_id": 2,',
+            "jsonl",
+            "line 2: malformed JSON",
+        ),
+        ('["not", "an", "object"]', "jsonl", "line 1: expected a JSON object"),
+        ("text_id,emotion\n5,joy\n", "csv", "line 2, column generated_text or text: missing or empty"),
+        ("", "csv", "no rows"),
+        ("x", "xml", "unknown format 'xml'"),
+    ],
+)
+def test_bad_files_are_refused_whole_naming_line_and_column(data, fmt, expected):
+    with pytest.raises(ImportFileError) as caught:
+        items_import(data=data, fmt=fmt)
+    assert expected in str(caught.value)
+    assert Item.objects.count() == 0
+
+
+def test_one_bad_row_among_good_ones_writes_nothing():
+    rows = [f"{i}\t{i}\tjoy\ttext {i}\tmasked {i}\t1\t1\t1" for i in range(50)]
+    rows.append("50\t50\tjoy\ttext\tmasked\tx\t1\t1")
+    with pytest.raises(ImportFileError, match="line 52, column suddenness"):
+        items_import(data=tsv(*rows), fmt="tsv")
+    assert Item.objects.count() == 0
+
+
+def test_an_existing_id_with_different_text_is_refused_not_overwritten():
+    items_import(data=GOOD_TSV, fmt="tsv")
+    changed = GOOD_TSV.replace("I felt joy when I passed.", "Edited text")
+    with pytest.raises(ImportFileError, match="'11' already exists in crowd-enVent with a different text"):
+        items_import(data=changed, fmt="tsv")
+    assert Item.objects.get(source_id="11").text == "I felt joy when I passed."
+
+
+def test_jsonl_with_one_text_uses_it_for_both_and_csv_works():
+    items_import(data='{"id": "a", "label": "fear", "text": "I was ... of dogs."}\n', fmt="jsonl", source="s")
+    item = Item.objects.get(source_id="a")
+    assert item.masked_text == item.text == "I was ... of dogs."
+    rows = read_items('text_id,emotion,text,masked_text\n1,joy,"A, with comma",B\n', "csv")
+    assert rows[0]["text"] == "A, with comma"
+
+
+@pytest.mark.skipif(not CROWD.is_dir(), reason="the shared crowd-enVent copy is not beside this checkout")
+def test_the_real_crowd_envent_copy_imports_all_5400_rows():
+    total = 0
+    for split in ("train", "val", "test"):
+        report = items_import(data=(CROWD / f"crowd-enVent-{split}.tsv").read_bytes(), fmt="tsv")
+        total += report.created
+    assert total == 5400
+    assert Item.objects.filter(reference_label="guilt").count() == 225
+    sample = Item.objects.exclude(appraisals={}).first()
+    assert len(sample.appraisals) == 21
+
+
+def test_import_items_command_reports_and_refuses(tmp_path, capsys):
+    good = tmp_path / "items.tsv"
+    good.write_text(GOOD_TSV)
+    call_command("import_items", str(good))
+    assert "2 items created" in capsys.readouterr().out
+    bad = tmp_path / "bad.tsv"
+    bad.write_text(tsv("0\t99\tjoy\t\tmasked\t1\t1\t1"))
+    with pytest.raises(CommandError, match="nothing imported"):
+        call_command("import_items", str(bad))
+    odd = tmp_path / "x.docx"
+    odd.write_text("")
+    with pytest.raises(CommandError, match="cannot tell the format"):
+        call_command("import_items", str(odd))
+
+
+def test_admin_upload_page_imports_and_refuses(client, admin_user, annotator, tmp_path):
+    url = reverse("manage_import")
+    client.force_login(annotator)
+    assert client.get(url).status_code == 403
+    client.force_login(admin_user)
+    good = tmp_path / "items.tsv"
+    good.write_text(GOOD_TSV)
+    with good.open("rb") as fh:
+        response = client.post(url, {"file": fh, "source": "crowd-enVent"})
+    assert response.status_code == 200
+    assert "2 items created" in response.content.decode()
+    bad = tmp_path / "bad.tsv"
+    bad.write_text(tsv("0\t77\tjoy\tx\ty\tnope\t1\t1"))
+    with bad.open("rb") as fh:
+        response = client.post(url, {"file": fh, "source": "crowd-enVent"})
+    assert response.status_code == 400
+    body = response.content.decode()
+    assert "Nothing was imported" in body and "line 2, column suddenness" in body
+    assert not Item.objects.filter(source_id="77").exists()
