@@ -23,6 +23,9 @@ from annotator.selectors import (
     queue_for_user,
 )
 from annotator.services import AnnotationInvalid, StaleSave, annotation_submit, assignment_skip
+from nsmcore.schema import SLOTS
+
+DEFAULTS: dict[str, str] = {slot.name: slot.default for slot in SLOTS}
 
 
 @login_required
@@ -67,7 +70,8 @@ def _page(
             values = {**annotation.slots(), "residue": annotation.residue, "notes": annotation.notes}
             values["flags"] = annotation.flags
         else:
-            values = {**(prefill or {}), "residue": "", "notes": "", "flags": []}
+            # Prefilled rounds start at the parser's values, blind ones at the schema defaults.
+            values = {**DEFAULTS, **(prefill or {}), "residue": "", "notes": "", "flags": []}
     counts = round_.assignments.filter(annotator=request.user).values_list("status", flat=True)
     statuses = list(counts)
     context = {

@@ -3,7 +3,11 @@
 import pytest
 from django.contrib.auth.models import Group, User
 
+from annotator.models import Item, ParserPrediction, Round
 from annotator.roles import ADJUDICATOR, ADMIN, ANNOTATOR
+from annotator.sampling import item_set_from_items
+from annotator.services import round_create
+from tests.factories import PRED, make_items
 
 
 def _user(username: str, *roles: str, **extra) -> User:
@@ -36,3 +40,34 @@ def admin_user(db) -> User:
 @pytest.fixture
 def outsider(db) -> User:
     return _user("eve")
+
+
+@pytest.fixture
+def items(db) -> list[Item]:
+    return make_items()
+
+
+@pytest.fixture
+def prefilled_round(items, annotator, other_annotator) -> Round:
+    for item in items:
+        ParserPrediction.objects.create(item=item, parser="lex", explication=PRED, legal=True)
+    item_set = item_set_from_items(name="set-p", items=items)
+    return round_create(
+        name="prefilled",
+        item_set=item_set,
+        annotators=[annotator, other_annotator],
+        mode="prefilled",
+        prefill_parser="lex",
+    )
+
+
+@pytest.fixture
+def blind_round(items, annotator, other_annotator) -> Round:
+    for item in items:
+        ParserPrediction.objects.get_or_create(
+            item=item, parser="lex", defaults={"explication": PRED, "legal": True}
+        )
+    item_set = item_set_from_items(name="set-b", items=items)
+    return round_create(
+        name="blind", item_set=item_set, annotators=[annotator, other_annotator], mode="blind"
+    )

@@ -67,4 +67,5 @@
   });
 
   focusSlot(0);
+  form.dataset.ready = "true";  // keys work from here on (tests wait for it)
 })();

@@ -3,7 +3,7 @@ from django.urls import reverse
 
 from annotator.models import Annotation, AnnotationRevision, Assignment
 from annotator.services import AnnotationInvalid, StaleSave, annotation_submit
-from tests.annotator.conftest import PRED
+from tests.factories import PRED
 
 pytestmark = pytest.mark.django_db
 

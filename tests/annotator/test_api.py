@@ -2,7 +2,7 @@ import pytest
 from django.urls import reverse
 
 from annotator.models import Annotation, Assignment
-from tests.annotator.conftest import PRED
+from tests.factories import PRED
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,7 @@ from django.urls import reverse
 from annotator.models import Assignment, ParserPrediction
 from annotator.sampling import item_set_from_items
 from annotator.services import annotation_submit, round_create
-from tests.annotator.conftest import PRED, make_items
+from tests.factories import PRED, make_items
 
 pytestmark = pytest.mark.django_db
 

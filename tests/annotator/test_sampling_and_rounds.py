@@ -6,7 +6,7 @@ from django.core.management import call_command
 from annotator.models import Assignment, ItemSet
 from annotator.sampling import DrawError, draw_ids, item_set_draw
 from annotator.services import RoundError, round_create
-from tests.annotator.conftest import make_items
+from tests.factories import make_items
 
 CANDIDATES = [(i, ["joy", "anger", "fear"][i % 3]) for i in range(60)]
 

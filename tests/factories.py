@@ -1,11 +1,9 @@
+"""Test data: a small item corpus and a parser prediction, as plain helpers."""
+
 import json
 
-import pytest
-
 from annotator.imports import items_import
-from annotator.models import Item, ParserPrediction, Round
-from annotator.sampling import item_set_from_items
-from annotator.services import round_create
+from annotator.models import Item
 
 PRED = {
     "experiencer": "i",
@@ -42,34 +40,3 @@ def make_items(n_copies: int = 1) -> list[Item]:
             lines.append(json.dumps(row))
     items_import(data="\n".join(lines), fmt="jsonl", source="test")
     return list(Item.objects.filter(source="test").order_by("id"))
-
-
-@pytest.fixture
-def items(db) -> list[Item]:
-    return make_items()
-
-
-@pytest.fixture
-def prefilled_round(items, annotator, other_annotator) -> Round:
-    for item in items:
-        ParserPrediction.objects.create(item=item, parser="lex", explication=PRED, legal=True)
-    item_set = item_set_from_items(name="set-p", items=items)
-    return round_create(
-        name="prefilled",
-        item_set=item_set,
-        annotators=[annotator, other_annotator],
-        mode="prefilled",
-        prefill_parser="lex",
-    )
-
-
-@pytest.fixture
-def blind_round(items, annotator, other_annotator) -> Round:
-    for item in items:
-        ParserPrediction.objects.get_or_create(
-            item=item, parser="lex", defaults={"explication": PRED, "legal": True}
-        )
-    item_set = item_set_from_items(name="set-b", items=items)
-    return round_create(
-        name="blind", item_set=item_set, annotators=[annotator, other_annotator], mode="blind"
-    )
