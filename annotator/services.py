@@ -71,7 +71,9 @@ def round_create(
         raise RoundError(f"a round named {name!r} already exists")
     if annotators_per_item < 1:
         raise RoundError("each item needs at least one annotator")
-    if len(annotators) < annotators_per_item:
+    # A silver round may start with no pool: imported passes bring their own annotators.
+    pass_only = pass_kind == Round.PassKind.SILVER and not annotators
+    if len(annotators) < annotators_per_item and not pass_only:
         raise RoundError(f"{annotators_per_item} annotators per item but the pool has {len(annotators)}")
     if mode == Round.Mode.PREFILLED and not prefill_parser:
         raise RoundError("a prefilled round needs the name of the parser whose predictions prefill it")
@@ -90,7 +92,7 @@ def round_create(
     n = len(annotators)
     positions = [0] * n
     assignments = []
-    for i, item_id in enumerate(item_ids):
+    for i, item_id in enumerate(item_ids if n else []):
         for j in range(annotators_per_item):
             a = (i * annotators_per_item + j) % n
             assignments.append(

@@ -72,3 +72,12 @@ def test_round_errors(annotator, items):
         round_create(
             name="r", item_set=item_set, annotators=[annotator], annotators_per_item=1, mode="prefilled"
         )
+
+
+@pytest.mark.django_db
+def test_a_silver_round_may_start_without_a_pool_but_a_human_one_may_not(items):
+    item_set = item_set_draw(name="s", seed=1, size=4)
+    silver = round_create(name="silver", item_set=item_set, annotators=[], pass_kind="silver")
+    assert silver.assignments.count() == 0
+    with pytest.raises(RoundError, match="pool has 0"):
+        round_create(name="human", item_set=item_set, annotators=[])

@@ -13,7 +13,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("name")
         parser.add_argument("--item-set", required=True)
-        parser.add_argument("--annotators", required=True, help="comma-separated usernames")
+        parser.add_argument(
+            "--annotators",
+            default="",
+            help="comma-separated usernames (none for a silver round filled by passes)",
+        )
         parser.add_argument("--mode", choices=Round.Mode.values, default=Round.Mode.BLIND)
         parser.add_argument(
             "--prefill-parser", default="", help="parser whose predictions prefill (prefilled mode)"
