@@ -102,6 +102,12 @@ def detect_format(filename: str) -> str:
     )
 
 
+def read_jsonl(data: bytes | str) -> list[tuple[int, dict[str, Any]]]:
+    """(line number, object) for every non-blank line; ImportFileError names a bad line."""
+    text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
+    return list(_records(text, "jsonl"))
+
+
 def _records(data: str, fmt: str) -> Iterable[tuple[int, dict[str, Any]]]:
     if fmt in ("tsv", "csv"):
         reader = csv.DictReader(io.StringIO(data, newline=""), delimiter="\t" if fmt == "tsv" else ",")

@@ -13,7 +13,7 @@ from django.db.models import F
 from django.utils import timezone
 
 import nsmcore
-from annotator.imports import ImportFileError, ImportProblem
+from annotator.imports import ImportFileError, ImportProblem, read_jsonl
 from annotator.models import (
     FLAGS,
     SLOT_FIELDS,
@@ -207,22 +207,6 @@ class PassReport:
         return f"{self.rows} rows: {self.created} created, {self.unchanged} already present"
 
 
-def _jsonl(data: bytes | str) -> list[tuple[int, dict[str, Any]]]:
-    text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
-    rows = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise ImportFileError([ImportProblem(number, "", f"malformed JSON: {error.msg}")]) from None
-        if not isinstance(obj, dict):
-            raise ImportFileError([ImportProblem(number, "", "expected a JSON object")])
-        rows.append((number, obj))
-    return rows
-
-
 def _items_by_source_id(rows: list[tuple[int, dict[str, Any]]], source: str) -> dict[str, Item]:
     ids = [str(obj.get("text_id", obj.get("id", ""))) for _, obj in rows]
     items = {i.source_id: i for i in Item.objects.filter(source=source, source_id__in=ids)}
@@ -242,7 +226,7 @@ def predictions_import(
 ) -> PassReport:
     """Parser predictions from JSONL (``text_id`` plus the twelve slots, or ``explication`` and
     ``raw_output``). Illegal explications are stored as illegal, with their errors."""
-    rows = _jsonl(data)
+    rows = read_jsonl(data)
     items = _items_by_source_id(rows, source)
     existing = set(
         ParserPrediction.objects.filter(
@@ -282,7 +266,7 @@ def pass_import(
     as one external or model annotator's work in a round. The annotator is an account that
     cannot log in. Every row must be legal and its item in the round's item set, or nothing is
     written."""
-    rows = _jsonl(data)
+    rows = read_jsonl(data)
     items = _items_by_source_id(rows, source)
     in_set = set(round_.item_set.members.values_list("item_id", flat=True))
     problems = []

@@ -72,7 +72,7 @@ def test_sandbox_shows_illegal_values_instead_of_failing(client, annotator):
     response = client.get(reverse("explain"), {"want": "wish"}, HTTP_HX_REQUEST="true")
     assert response.status_code == 200
     body = response.content.decode()
-    assert "Illegal explication" in body and "&#x27;wish&#x27; is not an allowed value" in body
+    assert "Not yet a legal explication" in body and "&#x27;wish&#x27; is not an allowed value" in body
     assert "illegal" in body
 
 

@@ -1,9 +1,10 @@
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
-from annotator.imports import FORMATS, ImportFileError, detect_format, items_import
+from annotator.imports import FORMATS, detect_format, items_import
+from annotator.management.commands._files import run_import
 
 
 class Command(BaseCommand):
@@ -15,14 +16,7 @@ class Command(BaseCommand):
         parser.add_argument("--source", default="crowd-enVent", help="corpus name the ids belong to")
 
     def handle(self, *args: Any, path: Path, format: str | None, source: str, **options: Any) -> None:
-        try:
-            data = path.read_bytes()
-        except OSError as error:
-            raise CommandError(f"{path}: cannot read: {error.strerror}") from None
-        try:
-            report = items_import(data=data, fmt=format or detect_format(path.name), source=source)
-        except ImportFileError as error:
-            raise CommandError(
-                f"{path}: nothing imported:\\n  " + "\\n  ".join(str(p) for p in error.problems)
-            ) from None
+        report = run_import(
+            path, lambda data: items_import(data=data, fmt=format or detect_format(path.name), source=source)
+        )
         self.stdout.write(report.summary())

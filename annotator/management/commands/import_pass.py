@@ -3,7 +3,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotator.imports import ImportFileError
+from annotator.management.commands._files import run_import
 from annotator.models import Round
 from annotator.services import pass_import
 
@@ -21,14 +21,7 @@ class Command(BaseCommand):
         round_ = Round.objects.filter(name=round_name).first()
         if round_ is None:
             raise CommandError(f"no round named {round_name!r}")
-        try:
-            report = pass_import(
-                data=path.read_bytes(), round_=round_, annotator_name=annotator, source=source
-            )
-        except OSError as error:
-            raise CommandError(f"{path}: cannot read: {error.strerror}") from None
-        except ImportFileError as error:
-            raise CommandError(
-                f"{path}: nothing imported:\\n  " + "\\n  ".join(str(p) for p in error.problems)
-            ) from None
+        report = run_import(
+            path, lambda data: pass_import(data=data, round_=round_, annotator_name=annotator, source=source)
+        )
         self.stdout.write(report.summary())

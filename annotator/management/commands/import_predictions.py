@@ -1,9 +1,9 @@
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
-from annotator.imports import ImportFileError
+from annotator.management.commands._files import run_import
 from annotator.services import predictions_import
 
 
@@ -17,14 +17,10 @@ class Command(BaseCommand):
         parser.add_argument("--source", default="crowd-enVent")
 
     def handle(self, *args: Any, path: Path, parser: str, parser_version: str, source: str, **o: Any) -> None:
-        try:
-            report = predictions_import(
-                data=path.read_bytes(), parser=parser, parser_version=parser_version, source=source
-            )
-        except OSError as error:
-            raise CommandError(f"{path}: cannot read: {error.strerror}") from None
-        except ImportFileError as error:
-            raise CommandError(
-                f"{path}: nothing imported:\\n  " + "\\n  ".join(str(p) for p in error.problems)
-            ) from None
+        report = run_import(
+            path,
+            lambda data: predictions_import(
+                data=data, parser=parser, parser_version=parser_version, source=source
+            ),
+        )
         self.stdout.write(report.summary())
