@@ -91,3 +91,11 @@ def test_rule_set_page_lists_rules_regions_and_the_suite(client, adjudicator):
     assert "passed" in body
     assert "1,866,240" in body
     assert "31,104" in body and "11,700" in body  # guilt satisfies 31,104 but routes 11,700
+
+
+def test_rounds_are_not_added_in_the_django_admin_where_no_assignments_would_be_made(client, admin_user):
+    admin_user.is_superuser = True
+    admin_user.save()
+    client.force_login(admin_user)
+    assert client.get("/admin/annotator/round/add/").status_code == 403
+    assert client.get("/admin/annotator/round/").status_code == 200
