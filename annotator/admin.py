@@ -37,6 +37,10 @@ class RoundAdmin(admin.ModelAdmin):
     ]
     filter_horizontal = ["pool"]
 
+    def has_add_permission(self, request) -> bool:
+        # A round needs its assignments made with it: `manage.py create_round` does both.
+        return False
+
 
 @admin.register(Assignment)
 class AssignmentAdmin(admin.ModelAdmin):
