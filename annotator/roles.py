@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from functools import wraps
+
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
 
 ANNOTATOR = "annotator"
 ADJUDICATOR = "adjudicator"
@@ -30,10 +34,6 @@ def has_role(user: AbstractBaseUser | AnonymousUser, role: str) -> bool:
 
 def require_role(*roles: str):
     """View decorator: log in first, then 403 unless the user has one of ``roles``."""
-    from functools import wraps
-
-    from django.contrib.auth.views import redirect_to_login
-    from django.core.exceptions import PermissionDenied
 
     def decorator(view):
         @wraps(view)

@@ -83,6 +83,14 @@ def queue_for_user(user: AbstractBaseUser) -> list[QueueRow]:
     return [QueueRow(r, r.assigned, r.done, r.skipped) for r in rounds]
 
 
+def round_progress(user: AbstractBaseUser, round_id: int) -> tuple[int, int]:
+    """(done, assigned) for one annotator in one round, counted in the database."""
+    counts = Assignment.objects.filter(annotator=user, round_id=round_id).aggregate(
+        done=Count("pk", filter=Q(status=Assignment.Status.DONE)), assigned=Count("pk")
+    )
+    return counts["done"], counts["assigned"]
+
+
 def next_assignment(user: AbstractBaseUser, round_id: int, *, after: int | None = None) -> Assignment | None:
     """The next pending item of the user's queue in a round (after a position, when given)."""
     qs = Assignment.objects.filter(annotator=user, round_id=round_id, status=Assignment.Status.PENDING)

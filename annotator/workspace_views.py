@@ -21,6 +21,7 @@ from annotator.selectors import (
     next_assignment,
     prefill_for,
     queue_for_user,
+    round_progress,
 )
 from annotator.services import AnnotationInvalid, StaleSave, annotation_submit, assignment_skip
 from nsmcore.schema import SLOTS
@@ -72,8 +73,7 @@ def _page(
         else:
             # Prefilled rounds start at the parser's values, blind ones at the schema defaults.
             values = {**DEFAULTS, **(prefill or {}), "residue": "", "notes": "", "flags": []}
-    counts = round_.assignments.filter(annotator=request.user).values_list("status", flat=True)
-    statuses = list(counts)
+    done, assigned = round_progress(request.user, round_.pk)
     context = {
         "assignment": assignment,
         "round": round_,
@@ -86,8 +86,8 @@ def _page(
         "errors": errors or {},
         "stale": stale,
         "keys": KEYS,
-        "done": statuses.count(Assignment.Status.DONE),
-        "assigned": len(statuses),
+        "done": done,
+        "assigned": assigned,
         **_preview_context(round_, values),
     }
     return render(request, "annotator/annotate.html", context, status=status)

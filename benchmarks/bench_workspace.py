@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlencode
 
-from benchmarks.common import figure
+from benchmarks.common import figure, pride_slots
 
 ROOT = Path(__file__).resolve().parent.parent
 CROWD = ROOT.parent / "shared" / "data" / "crowd-enVent"
@@ -155,20 +155,7 @@ def _latency(kind: str, quick: bool) -> list[dict]:
             assert status == 200, status
             gets.append(elapsed)
         posts = []
-        slots = dict(
-            experiencer="i",
-            trigger="someone-did-something",
-            agency="i",
-            realization="happened",
-            time_direction="before-now",
-            want="want",
-            evaluation="feel-good",
-            eval_target="self",
-            knowledge="none",
-            others_know="none",
-            body="no",
-            intensity="plain",
-        )
+        slots = pride_slots()
         for assignment_id in ids[100 : 100 + N_REQUESTS]:
             body = urlencode(
                 {

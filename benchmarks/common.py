@@ -15,6 +15,19 @@ from typing import Any
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
+def pride_slots() -> dict[str, str]:
+    """The explication the workspace benchmark prefills and submits (routes to pride)."""
+    from nsmcore import Explication
+
+    return Explication(
+        trigger="someone-did-something",
+        agency="i",
+        realization="happened",
+        evaluation="feel-good",
+        eval_target="self",
+    ).slots()
+
+
 def timed(fn: Callable[[], Any], *, repeat: int = 5, warmup: int = 1) -> tuple[float, Any]:
     """Median wall-clock seconds over ``repeat`` runs after ``warmup`` runs, and the last result."""
     result = None

@@ -30,16 +30,10 @@ from django.db import connection, transaction  # noqa: E402
 from annotator.imports import items_import  # noqa: E402
 from annotator.models import Assignment, Item, ItemSet, ItemSetMember, ParserPrediction, Round  # noqa: E402
 from annotator.services import round_create  # noqa: E402
-from nsmcore import Explication  # noqa: E402
+from benchmarks.common import pride_slots  # noqa: E402
 
 SPLITS = ("train", "val", "test")
-PRED = Explication(
-    trigger="someone-did-something",
-    agency="i",
-    realization="happened",
-    evaluation="feel-good",
-    eval_target="self",
-).as_dict()
+PRED = pride_slots()
 
 
 def bench_import(crowd: Path, repeat: int = 5) -> dict:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 GROUPS: tuple[str, ...] = ("event", "appraisal", "expression")
@@ -123,7 +123,7 @@ class Explication:
     body: str = "no"
     intensity: str = "plain"
     residue: str = ""
-    notes: str = field(default="", compare=True)
+    notes: str = ""
 
     def __post_init__(self) -> None:
         problems = [

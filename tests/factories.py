@@ -4,21 +4,8 @@ import json
 
 from annotator.imports import items_import
 from annotator.models import Item
+from tests.explications import PRED  # noqa: F401  (re-exported for the app tests)
 
-PRED = {
-    "experiencer": "i",
-    "trigger": "someone-did-something",
-    "agency": "i",
-    "realization": "happened",
-    "time_direction": "before-now",
-    "want": "want",
-    "evaluation": "feel-good",
-    "eval_target": "self",
-    "knowledge": "none",
-    "others_know": "none",
-    "body": "no",
-    "intensity": "plain",
-}
 TEXTS = [
     ("t1", "pride", "I was proud when I won the chess final.", "I was ... when I won the chess final."),
     (

@@ -32,7 +32,7 @@ def browser():
         message = "no Chromium found: apt-get install chromium, or set NSM_CHROMIUM to its path"
         if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
             pytest.fail(message)
-        pytest.skip(message)
+        pytest.skip(reason=message)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

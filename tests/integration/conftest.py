@@ -25,7 +25,7 @@ def require_service(url: str, what: str) -> None:
     message = f"{what} does not answer at {url}; start it (see .ci/run) or set NSM_TEST_POSTGRES_URL"
     if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
         pytest.fail(message)
-    pytest.skip(message)
+    pytest.skip(reason=message)
 
 
 @pytest.fixture

@@ -7,17 +7,10 @@ from pathlib import Path
 import pytest
 
 from nsmcore.cli import main
-from nsmcore.schema import Explication
+from tests.explications import PRIDE as PRIDE_EXPLICATION
 
 ROOT = Path(__file__).resolve().parents[2]
-PRIDE = Explication(
-    trigger="someone-did-something",
-    agency="i",
-    want="want",
-    realization="happened",
-    evaluation="feel-good",
-    eval_target="self",
-).as_dict()
+PRIDE = PRIDE_EXPLICATION.as_dict()
 
 
 def run(argv, stdin_text=""):

@@ -18,6 +18,7 @@ from nsmcore.mapper import (
     route_codes,
 )
 from nsmcore.schema import SLOTS, Explication
+from tests.explications import PRIDE
 
 # The SPEC's table, transcribed here independently of the rule set file, so that a typo in
 # either one fails these tests.
@@ -53,16 +54,6 @@ def spec_fired(e: Explication) -> list[str]:
 def random_explication(rng: random.Random, **fixed: str) -> Explication:
     values = {slot.name: rng.choice(slot.values) for slot in SLOTS}
     return Explication(**{**values, **fixed})
-
-
-PRIDE = Explication(
-    trigger="someone-did-something",
-    agency="i",
-    want="want",
-    realization="happened",
-    evaluation="feel-good",
-    eval_target="self",
-)
 
 
 def test_paper_example_i_got_the_management_position_routes_to_pride_rule_7():

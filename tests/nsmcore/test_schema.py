@@ -10,21 +10,9 @@ from nsmcore.schema import (
     from_codes,
     validate,
 )
+from tests.explications import PRED
 
-PRIDE = {
-    "experiencer": "i",
-    "trigger": "someone-did-something",
-    "agency": "i",
-    "realization": "happened",
-    "time_direction": "before-now",
-    "want": "want",
-    "evaluation": "feel-good",
-    "eval_target": "self",
-    "knowledge": "none",
-    "others_know": "none",
-    "body": "no",
-    "intensity": "plain",
-}
+PRIDE = PRED
 
 
 def test_schema_has_twelve_slots_in_three_groups_with_the_spec_sizes():
