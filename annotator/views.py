@@ -7,7 +7,7 @@ from django.views.decorators.http import require_GET
 
 import nsmcore
 from adjudication.rulesets import active_rule_set
-from annotator.guidance import SLOT_HELP, VALUE_HELP
+from nsmcore.guidance import SLOT_HELP, VALUE_HELP
 from nsmcore.schema import GROUPS, SLOTS
 
 

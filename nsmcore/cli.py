@@ -15,6 +15,7 @@ from typing import IO, Any
 
 from nsmcore.legality import check
 from nsmcore.mapper import RuleSetError, load_rule_set, route_batch
+from nsmcore.parsers import BACKENDS, ParserUnavailable, make_parser
 from nsmcore.regression import run_suite
 from nsmcore.render import render
 from nsmcore.space import regions
@@ -124,10 +125,47 @@ def cmd_selfcheck(args: argparse.Namespace, out: IO[str]) -> int:
     return 0 if report.ok else 1
 
 
+def cmd_parse(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+    records = _records(args)
+    texts = []
+    for number, _, obj in records:
+        text = obj.get(args.text_field) if isinstance(obj, dict) else None
+        if not isinstance(text, str) or not text.strip():
+            raise InputError(
+                f"line {number}: no text in field {args.text_field!r} (choose one with --text-field)"
+            )
+        texts.append(text)
+    options = {"model": args.model, "device": args.device, "batch_size": args.batch_size}
+    if args.backend == "lexical":
+        options = {"cues": args.cues}
+    elif args.backend == "openai":
+        options = {"base_url": args.base_url, "model": args.model, "mode": args.mode, "api_key": args.api_key}
+    parser = make_parser(args.backend, **options)
+    illegal = 0
+    for start in range(0, len(texts), 64):
+        results = parser.parse(texts[start : start + 64])
+        for (_, kept, _), result in zip(records[start : start + 64], results, strict=True):
+            record = {**kept, "parser": parser.name, "parser_version": parser.version, **result.as_dict()}
+            if not args.raw:
+                record.pop("raw_output")
+            _emit(out, record)
+            illegal += not result.legal
+    err.write(f"{len(texts)} parsed by {parser.name} {parser.version}: {len(texts) - illegal} legal\n")
+    return 0
+
+
+def cmd_tiny_model(args: argparse.Namespace, out: IO[str]) -> int:
+    from nsmcore.tiny import build_tiny_causal_lm
+
+    path = build_tiny_causal_lm(args.path, seed=args.seed)
+    out.write(f"a tiny random causal LM (outputs are meaningless) is in {path}\n")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m nsmcore",
-        description="NSM emotion explications: route, render and check JSONL explications.",
+        description="NSM emotion explications: parse texts; route, render and check explications (JSONL).",
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -154,6 +192,21 @@ def build_parser() -> argparse.ArgumentParser:
     selfcheck_p = sub.add_parser("selfcheck", help="run the regression suite; exit 1 on failure")
     with_rule_set(selfcheck_p)
     selfcheck_p.add_argument("--json", action="store_true", help="print the report as JSON")
+    parse_p = sub.add_parser("parse", help="parse texts (JSONL with a text field) into explications")
+    with_input(parse_p)
+    parse_p.add_argument("--text-field", default="text", help="the field holding the text (default: text)")
+    parse_p.add_argument("--backend", default="lexical", choices=BACKENDS)
+    parse_p.add_argument("--cues", default=None, help="lexical: bundled cue list version or a JSON file")
+    parse_p.add_argument("--model", default=None, help="transformers: name or local path; openai: model name")
+    parse_p.add_argument("--device", default="auto", help="transformers: cpu, cuda, cuda:1 or auto")
+    parse_p.add_argument("--batch-size", type=int, default=8, help="transformers: texts per batch")
+    parse_p.add_argument("--base-url", default=None, help="openai: e.g. http://127.0.0.1:8001/v1")
+    parse_p.add_argument("--api-key", default=None, help="openai: bearer token, if the server needs one")
+    parse_p.add_argument("--mode", default="schema", choices=("schema", "free"), help="openai: decoding mode")
+    parse_p.add_argument("--raw", action="store_true", help="include each raw model output")
+    tiny_p = sub.add_parser("tiny-model", help="write a tiny random causal LM for smoke runs")
+    tiny_p.add_argument("path")
+    tiny_p.add_argument("--seed", type=int, default=0)
     return parser
 
 
@@ -170,8 +223,12 @@ def main(argv: list[str] | None = None, out: IO[str] | None = None, err: IO[str]
             return cmd_check(args, out, err)
         if args.command == "regions":
             return cmd_regions(args, out)
+        if args.command == "parse":
+            return cmd_parse(args, out, err)
+        if args.command == "tiny-model":
+            return cmd_tiny_model(args, out)
         return cmd_selfcheck(args, out)
-    except (InputError, RuleSetError) as error:
+    except (InputError, RuleSetError, ParserUnavailable) as error:
         err.write(f"error: {error}\n")
         return 2
     except BrokenPipeError:

@@ -212,3 +212,14 @@ def parse_slots(obj: Any) -> dict[str, str]:
 
 def from_codes(codes: tuple[int, ...] | list[int]) -> Explication:
     return Explication(**{slot.name: slot.values[c] for slot, c in zip(SLOTS, codes, strict=True)})
+
+
+def json_schema() -> dict[str, Any]:
+    """A JSON Schema (draft 2020-12) of the twelve slots, generated from SLOTS: every slot
+    required, values from its set, nothing else allowed. Structured-output servers take it as is."""
+    return {
+        "type": "object",
+        "properties": {slot.name: {"type": "string", "enum": list(slot.values)} for slot in SLOTS},
+        "required": list(SLOT_NAMES),
+        "additionalProperties": False,
+    }

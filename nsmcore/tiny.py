@@ -1,0 +1,58 @@
+"""Tiny random models built locally, for tests, benchmarks and smoke runs without a download.
+
+Their weights are random, so their outputs mean nothing; what they exercise is the real loading
+code (``from_pretrained`` on a local path), tokenisation, batching and scoring. The tokenizer is a
+byte-level BPE trained on the parser's own instruction prompt, so prompts stay short.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def _tokenizer(corpus: list[str], vocab_size: int):  # -> PreTrainedTokenizerFast
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=["<s>", "</s>", "<pad>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train_from_iterator(corpus, trainer=trainer)
+    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>")
+
+
+def build_tiny_causal_lm(path: str | Path, *, seed: int = 0, hidden_size: int = 32, layers: int = 2) -> Path:
+    """A random Llama with a few thousand parameters per layer, saved with its tokenizer."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from nsmcore.parsers.prompt import slot_prefix, slot_suffix
+    from nsmcore.schema import SLOTS
+
+    path = Path(path)
+    corpus = [slot_prefix(), slot_suffix("I was happy when I got the job.", {})]
+    corpus += [f"{slot.name}: {value}\n" for slot in SLOTS for value in slot.values]
+    tokenizer = _tokenizer(corpus, vocab_size=1200)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=hidden_size,
+        intermediate_size=hidden_size * 2,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=4096,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    torch.manual_seed(seed)
+    model = LlamaForCausalLM(config)
+    model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
