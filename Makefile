@@ -23,7 +23,7 @@ run: $(STAMP)
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py seed_demo
 	@echo "Open http://$(HOST):$(PORT)/ and log in with one of the users above."
-	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+	$(BIN)/python manage.py runapp $(HOST):$(PORT)
 
 test: $(STAMP)
 	$(BIN)/ruff check .

@@ -114,7 +114,7 @@ class Round(models.Model):
         default=False, help_text="annotators see the label their slots route to (anchors them)"
     )
     prefill_parser = models.CharField(
-        max_length=100, blank=True, help_text="parser whose predictions prefill the form"
+        max_length=300, blank=True, help_text="parser whose predictions prefill the form"
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -220,13 +220,16 @@ class ParserPrediction(models.Model):
     """A parser's output for an item: the explication (None if unreadable), legality, raw output."""
 
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="predictions")
-    parser = models.CharField(max_length=100)
+    parser = models.CharField(max_length=300)
     parser_version = models.CharField(max_length=100, default="")
     explication = models.JSONField(null=True, blank=True)
     legal = models.BooleanField()
     errors = models.JSONField(default=list, blank=True)
     raw_output = models.TextField(blank=True)
     seconds = models.FloatField(null=True, blank=True)
+    job = models.ForeignKey(
+        "jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="predictions"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from config.env import env_bool, env_list, env_str, parse_database_url
+from config.env import env_bool, env_int, env_list, env_str, parse_database_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = BASE_DIR / "var"  # runtime files: the default SQLite database, exports
@@ -27,6 +27,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "annotator",
     "adjudication",
+    "jobs",
 ]
 
 MIDDLEWARE = [
@@ -108,3 +109,44 @@ SPECTACULAR_SETTINGS = {
 
 # The active rule set of the mapper: a bundled version ("1") or a path to a rule set file.
 NSM_RULE_SET = env_str("NSM_RULE_SET", "1")
+
+# Background jobs (Celery). With REDIS_URL set, Redis is the broker. Without it, the embedded
+# default: kombu's filesystem transport under var/broker, which needs no server, so `make run`
+# runs a real worker beside the web server on a fresh machine. Progress lives in the Job rows.
+REDIS_URL = env_str("REDIS_URL", "")
+NSM_BROKER_DIR = Path(env_str("NSM_BROKER_DIR", str(VAR_DIR / "broker")))
+if REDIS_URL:
+    CELERY_BROKER_URL = REDIS_URL
+else:
+    CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(NSM_BROKER_DIR / "queue"),
+        "data_folder_out": str(NSM_BROKER_DIR / "queue"),
+        "control_folder": str(NSM_BROKER_DIR / "control"),
+        "polling_interval": 0.25,
+    }
+    for _folder in ("queue", "control"):
+        (NSM_BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# A running job that has written no progress for this long is shown as stalled, and can be resumed.
+NSM_JOB_STALL_SECONDS = env_int("NSM_JOB_STALL_SECONDS", 300)
+# Items per batch: the unit of progress, cancellation and what a failure keeps.
+NSM_JOB_BATCH_SIZE = env_int("NSM_JOB_BATCH_SIZE", 32)
+
+# The parser: the default backend and each backend's settings (a job may choose another backend
+# and model). See docs/parsers.md.
+NSM_PARSER_BACKEND = env_str("NSM_PARSER_BACKEND", "lexical")
+NSM_LEXICAL_CUES = env_str("NSM_LEXICAL_CUES", "1")
+NSM_PARSER_MODEL = env_str("NSM_PARSER_MODEL", "")
+NSM_PARSER_DEVICE = env_str("NSM_PARSER_DEVICE", "auto")
+NSM_PARSER_BATCH_SIZE = env_int("NSM_PARSER_BATCH_SIZE", 8)
+NSM_OPENAI_BASE_URL = env_str("NSM_OPENAI_BASE_URL", "")
+NSM_OPENAI_MODEL = env_str("NSM_OPENAI_MODEL", "")
+NSM_OPENAI_API_KEY = env_str("NSM_OPENAI_API_KEY", "")
+NSM_OPENAI_MODE = env_str("NSM_OPENAI_MODE", "schema")
+NSM_OPENAI_TIMEOUT = env_int("NSM_OPENAI_TIMEOUT", 60)
+NSM_OPENAI_CONCURRENCY = env_int("NSM_OPENAI_CONCURRENCY", 4)
+NSM_OPENAI_RETRIES = env_int("NSM_OPENAI_RETRIES", 3)

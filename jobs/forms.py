@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+from django import forms
+from django.conf import settings
+
+from annotator.models import ItemSet, Round
+from jobs.parsers import backend_choices
+
+
+def target_choices() -> list[tuple[str, list[tuple[str, str]]]]:
+    sets = [(f"set:{s.pk}", f"{s.name} ({s.size} items)") for s in ItemSet.objects.order_by("name")]
+    rounds = [
+        (f"round:{r.pk}", f"{r.name} ({r.get_mode_display()}, {r.item_set.name})")
+        for r in Round.objects.select_related("item_set").order_by("name")
+    ]
+    return [("Item sets", sets), ("Rounds", rounds)]
+
+
+class PrefillForm(forms.Form):
+    target = forms.ChoiceField(help_text="a round's items are read in the round's text field")
+    backend = forms.ChoiceField(choices=backend_choices)
+    model = forms.CharField(
+        required=False,
+        max_length=250,
+        help_text="model name or local path; empty: the setting (NSM_PARSER_MODEL or NSM_OPENAI_MODEL)",
+    )
+    mode = forms.ChoiceField(
+        choices=[("", "from settings"), ("schema", "JSON schema"), ("free", "free decoding")],
+        required=False,
+        help_text="OpenAI-compatible servers only; free decoding measures legality",
+    )
+    text_field = forms.ChoiceField(choices=Round.TEXT_FIELDS, initial=Round.TEXT_GENERATED)
+    overwrite = forms.BooleanField(
+        required=False, help_text="parse again items that already have a prediction"
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["target"].choices = target_choices()
+        self.fields["backend"].initial = settings.NSM_PARSER_BACKEND
+
+    def clean_target(self):
+        kind, _, pk = self.cleaned_data["target"].partition(":")
+        model = Round if kind == "round" else ItemSet
+        try:
+            return model.objects.get(pk=int(pk))
+        except (ValueError, model.DoesNotExist):
+            raise forms.ValidationError("no such item set or round") from None

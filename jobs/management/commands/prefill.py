@@ -1,0 +1,95 @@
+"""Prefill an item set or a round with a parser: `manage.py prefill --item-set NAME`.
+
+Runs here with a progress line, or with --background hands the job to the worker (whose progress
+the Jobs page shows). Either way it is the same job as one started from the page."""
+
+from __future__ import annotations
+
+import sys
+
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connections
+
+from annotator.models import ItemSet, Round
+from jobs.models import Job
+from jobs.services import JobError, job_prefill_start, job_run
+from nsmcore.parsers import BACKENDS
+
+
+class Command(BaseCommand):
+    help = "Parse every item of an item set or a round that has no prediction from this parser yet."
+
+    def add_arguments(self, parser):
+        target = parser.add_mutually_exclusive_group(required=True)
+        target.add_argument("--item-set", help="item set name")
+        target.add_argument("--round", help="round name")
+        parser.add_argument("--backend", choices=BACKENDS, default="", help="default: NSM_PARSER_BACKEND")
+        parser.add_argument("--model", default="", help="model name or local path (default: from settings)")
+        parser.add_argument("--mode", choices=["schema", "free"], default="", help="openai backend only")
+        parser.add_argument(
+            "--text-field", choices=["text", "masked_text"], default="", help="item sets only"
+        )
+        parser.add_argument(
+            "--overwrite", action="store_true", help="parse again items that have a prediction"
+        )
+        parser.add_argument("--background", action="store_true", help="queue for the worker and return")
+
+    def handle(self, *args, **options):
+        try:
+            item_set = ItemSet.objects.get(name=options["item_set"]) if options["item_set"] else None
+            round_ = Round.objects.get(name=options["round"]) if options["round"] else None
+        except (ItemSet.DoesNotExist, Round.DoesNotExist):
+            raise CommandError(
+                f"no item set or round named {options['item_set'] or options['round']!r}"
+            ) from None
+        try:
+            job = job_prefill_start(
+                user=None,
+                item_set=item_set,
+                round_=round_,
+                backend=options["backend"],
+                model=options["model"],
+                mode=options["mode"],
+                text_field=options["text_field"],
+                overwrite=options["overwrite"],
+                enqueue=options["background"],
+            )
+        except JobError as error:
+            raise CommandError(str(error)) from None
+        if options["background"]:
+            self.stdout.write(f"job #{job.pk} queued: {job.total} items; watch it at /jobs/{job.pk}/")
+            return
+        self._run_with_progress(job)
+
+    def _run_with_progress(self, job: Job) -> None:
+        import threading
+
+        def run() -> None:
+            try:
+                job_run(job.pk)
+            except Exception:  # recorded on the job (and logged); reported below
+                pass
+            finally:
+                connections.close_all()
+
+        worker = threading.Thread(target=run, daemon=True)
+        worker.start()
+        tty = sys.stderr.isatty()
+        while worker.is_alive():
+            worker.join(0.5)
+            job.refresh_from_db()
+            line = f"\r{job.done}/{job.total} items ({job.percent}%)"
+            if job.rate:
+                line += f", {job.rate:.1f} items/s"
+            if tty:
+                self.stderr.write(line, ending="")
+        job.refresh_from_db()
+        if tty:
+            self.stderr.write("")
+        summary = (
+            f"job #{job.pk} {job.status}: {job.done}/{job.total} items, {job.legal} legal, "
+            f"{job.illegal} illegal, {job.skipped} skipped ({job.parser_name} {job.parser_version})"
+        )
+        if job.status != Job.Status.DONE:
+            raise CommandError(f"{summary}: {job.error}" if job.error else summary)
+        self.stdout.write(summary)

@@ -1,0 +1,123 @@
+"""Background jobs: what was asked, by whom, and how far it got.
+
+A job's row is its single source of truth: the worker writes progress into it after every batch,
+the page polls it, and cancelling sets a flag the worker reads between batches. Nothing depends on
+a Celery result backend.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from annotator.models import ItemSet, Round
+
+ACTIVE = ("queued", "running")
+
+
+class Job(models.Model):
+    class Kind(models.TextChoices):
+        PREFILL = "prefill", "parser prefill"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "queued"
+        RUNNING = "running", "running"
+        DONE = "done", "done"
+        FAILED = "failed", "failed"
+        CANCELLED = "cancelled", "cancelled"
+
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    params = models.JSONField(default=dict, blank=True, help_text="backend, model, text field, options")
+    # what the job works on; two active jobs never share one (see the constraint)
+    scope_key = models.CharField(max_length=300)
+    item_set = models.ForeignKey(
+        ItemSet, null=True, blank=True, on_delete=models.PROTECT, related_name="jobs"
+    )
+    round = models.ForeignKey(Round, null=True, blank=True, on_delete=models.PROTECT, related_name="jobs")
+    parser_name = models.CharField(max_length=300, blank=True)
+    parser_version = models.CharField(max_length=100, blank=True)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0, help_text="items handled: parsed now or already parsed")
+    skipped = models.PositiveIntegerField(default=0, help_text="items that already had a prediction")
+    legal = models.PositiveIntegerField(default=0)
+    illegal = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    cancel_requested = models.BooleanField(default=False)
+    task_id = models.CharField(max_length=64, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["kind", "scope_key"],
+                condition=Q(status__in=ACTIVE),
+                name="job_one_active_per_scope",
+            ),
+            models.CheckConstraint(condition=Q(done__lte=models.F("total")), name="job_done_le_total"),
+        ]
+        indexes = [models.Index(fields=["status"], name="job_status_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} #{self.pk} ({self.status})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in ACTIVE
+
+    @property
+    def subject(self) -> str:
+        if self.round_id:
+            return f"round {self.round.name}"
+        return f"item set {self.item_set.name}" if self.item_set_id else "-"
+
+    @property
+    def percent(self) -> int:
+        return 100 if not self.total else int(100 * self.done / self.total)
+
+    @property
+    def parsed(self) -> int:
+        """Items parsed by this run (not counting those that already had a prediction)."""
+        return self.legal + self.illegal
+
+    @property
+    def elapsed(self) -> timedelta | None:
+        if not self.started_at:
+            return None
+        return (self.finished_at or timezone.now()) - self.started_at
+
+    @property
+    def rate(self) -> float | None:
+        """Items parsed per second by this run."""
+        elapsed = self.elapsed
+        if not elapsed or not self.parsed:
+            return None
+        return self.parsed / max(elapsed.total_seconds(), 1e-3)
+
+    @property
+    def seconds_left(self) -> float | None:
+        rate = self.rate
+        if self.status != self.Status.RUNNING or not rate:
+            return None
+        return (self.total - self.done) / rate
+
+    @property
+    def stalled(self) -> bool:
+        """Running without a progress write for a while: the worker may have died."""
+        limit = timedelta(seconds=settings.NSM_JOB_STALL_SECONDS)
+        return self.status == self.Status.RUNNING and timezone.now() - self.updated_at > limit
+
+    @property
+    def can_resume(self) -> bool:
+        return self.status in (self.Status.FAILED, self.Status.CANCELLED) or self.stalled

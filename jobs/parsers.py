@@ -1,0 +1,49 @@
+"""Building the parser a job asked for, from its parameters and the settings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+
+from nsmcore.parsers import BACKENDS, Parser, make_parser
+
+
+def parser_options(backend: str, model: str = "") -> dict[str, Any]:
+    """The backend's keyword arguments: the job's model (if any) over the settings."""
+    if backend == "lexical":
+        return {"cues": model or settings.NSM_LEXICAL_CUES}
+    if backend == "transformers":
+        return {
+            "model": model or settings.NSM_PARSER_MODEL,
+            "device": settings.NSM_PARSER_DEVICE,
+            "batch_size": settings.NSM_PARSER_BATCH_SIZE,
+        }
+    if backend == "openai":
+        return {
+            "base_url": settings.NSM_OPENAI_BASE_URL,
+            "model": model or settings.NSM_OPENAI_MODEL,
+            "api_key": settings.NSM_OPENAI_API_KEY,
+            "mode": settings.NSM_OPENAI_MODE,
+            "timeout": settings.NSM_OPENAI_TIMEOUT,
+            "concurrency": settings.NSM_OPENAI_CONCURRENCY,
+            "retries": settings.NSM_OPENAI_RETRIES,
+        }
+    return {}
+
+
+def parser_build(*, backend: str, model: str = "", mode: str = "") -> Parser:
+    """Raises ParserUnavailable, with the reason, when the backend cannot work."""
+    options = parser_options(backend, model)
+    if backend == "openai" and mode:
+        options["mode"] = mode
+    return make_parser(backend, **options)
+
+
+def backend_choices() -> list[tuple[str, str]]:
+    labels = {
+        "lexical": "lexical baseline (cue lists, no model)",
+        "transformers": "local causal LM (transformers, constrained)",
+        "openai": "OpenAI-compatible server",
+    }
+    return [(b, labels[b]) for b in BACKENDS]

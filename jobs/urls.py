@@ -1,0 +1,17 @@
+from django.urls import path
+
+from jobs import api, views
+
+urlpatterns = [
+    path("jobs/", views.job_list, name="jobs"),
+    path("jobs/<int:job_id>/", views.job_detail, name="job_detail"),
+    path("jobs/<int:job_id>/status/", views.job_status, name="job_status"),
+    path("jobs/<int:job_id>/cancel/", views.job_cancel_view, name="job_cancel"),
+    path("jobs/<int:job_id>/resume/", views.job_resume_view, name="job_resume"),
+    path("api/jobs/", api.JobList.as_view(), name="api_jobs"),
+    path("api/jobs/prefill/", api.PrefillStart.as_view(), name="api_job_prefill"),
+    path("api/jobs/<int:pk>/", api.JobDetail.as_view(), name="api_job"),
+    path("api/jobs/<int:pk>/cancel/", api.JobCancel.as_view(), name="api_job_cancel"),
+    path("api/jobs/<int:pk>/resume/", api.JobResume.as_view(), name="api_job_resume"),
+    path("api/jobs/<int:pk>/legality/", api.JobLegality.as_view(), name="api_job_legality"),
+]

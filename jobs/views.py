@@ -1,0 +1,90 @@
+"""Admin pages: start a prefill job, watch its progress, cancel or resume it."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.html import format_html
+from django.views.decorators.http import require_POST
+
+from annotator.models import Round
+from annotator.roles import ADMIN, require_role
+from jobs.forms import PrefillForm
+from jobs.models import Job
+from jobs.selectors import jobs_recent, legality_report
+from jobs.services import JobConflict, JobError, job_cancel, job_prefill_start, job_resume
+
+
+@require_role(ADMIN)
+def job_list(request: HttpRequest) -> HttpResponse:
+    form = PrefillForm(request.POST or None)
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            target = form.cleaned_data["target"]
+            try:
+                job = job_prefill_start(
+                    user=request.user,
+                    item_set=None if isinstance(target, Round) else target,
+                    round_=target if isinstance(target, Round) else None,
+                    backend=form.cleaned_data["backend"],
+                    model=form.cleaned_data["model"].strip(),
+                    mode=form.cleaned_data["mode"],
+                    text_field=form.cleaned_data["text_field"],
+                    overwrite=form.cleaned_data["overwrite"],
+                )
+            except JobConflict as conflict:
+                url = reverse("job_detail", args=[conflict.job.pk])
+                messages.warning(request, format_html('{} <a href="{}">Watch it</a>.', str(conflict), url))
+                status = 409
+            except JobError as error:
+                form.add_error(None, str(error))
+                status = 400
+            else:
+                return redirect("job_detail", job.pk)
+        else:
+            status = 400
+    return render(request, "jobs/list.html", {"form": form, "jobs": jobs_recent()}, status=status)
+
+
+def _status_context(job: Job) -> dict:
+    return {"job": job, "report": None if job.is_active else legality_report(job)}
+
+
+@require_role(ADMIN)
+def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = get_object_or_404(Job.objects.select_related("item_set", "round", "created_by"), pk=job_id)
+    return render(request, "jobs/detail.html", _status_context(job))
+
+
+@require_role(ADMIN)
+def job_status(request: HttpRequest, job_id: int) -> HttpResponse:
+    """The progress fragment the detail page polls while the job is active."""
+    job = get_object_or_404(Job.objects.select_related("item_set", "round"), pk=job_id)
+    return render(request, "jobs/_status.html", _status_context(job))
+
+
+@require_POST
+@require_role(ADMIN)
+def job_cancel_view(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = get_object_or_404(Job, pk=job_id)
+    try:
+        job = job_cancel(job=job)
+    except JobError as error:
+        messages.error(request, str(error))
+    if request.htmx:
+        return job_status(request, job_id)
+    return redirect("job_detail", job_id)
+
+
+@require_POST
+@require_role(ADMIN)
+def job_resume_view(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = get_object_or_404(Job, pk=job_id)
+    try:
+        job_resume(job=job)
+    except JobError as error:
+        messages.error(request, str(error))
+    return redirect("job_detail", job_id)
