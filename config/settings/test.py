@@ -8,6 +8,16 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # Jobs run inline when a test starts one, unless the test runs a real worker (tests/integration,
 # tests/browser), which switches this off on the Celery app.
 CELERY_TASK_ALWAYS_EAGER = True
+# Their own broker folder, so a test's messages never reach a `make run` worker (and back).
+NSM_BROKER_DIR = VAR_DIR / "test-broker"  # noqa: F405
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "data_folder_in": str(NSM_BROKER_DIR / "queue"),
+    "data_folder_out": str(NSM_BROKER_DIR / "queue"),
+    "control_folder": str(NSM_BROKER_DIR / "control"),
+    "polling_interval": 0.25,
+}
+for _folder in ("queue", "control"):
+    (NSM_BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
 CELERY_TASK_EAGER_PROPAGATES = True
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
     # A file, not memory: a real worker process started by a browser test reads the same database.

@@ -52,12 +52,22 @@ def test_migrate_seed_and_log_in_on_a_fresh_postgresql_database(fresh_database):
     assert result.stdout.split() == ["postgresql", "200", "200"]
 
 
-def test_the_app_and_annotator_suites_pass_on_postgresql(postgres_admin_url):
+def test_the_app_annotator_and_jobs_suites_pass_on_postgresql(postgres_admin_url):
     base = postgres_admin_url.rsplit("/", 1)[0]
     # pytest-django creates and drops test_<name> itself.
     env = _env(f"{base}/nsm_suite_{os.getpid()}")
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "tests/app", "tests/annotator", "-q", "-p", "no:cacheprovider"],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "tests/app",
+            "tests/annotator",
+            "tests/jobs",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+        ],
         cwd=ROOT,
         env=env,
         capture_output=True,

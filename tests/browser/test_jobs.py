@@ -1,0 +1,83 @@
+"""An admin starts a prefill job in the browser and watches its progress bar finish, with a real
+Celery worker process on the embedded filesystem broker (the `make run` setup)."""
+
+import json
+
+import pytest
+from django.db import connection
+from playwright.sync_api import expect
+
+from annotator.imports import items_import
+from annotator.models import Item, ParserPrediction
+from annotator.sampling import item_set_from_items
+from config.celery import app as celery_app
+from jobs.models import Job
+from tests.integration.deployment import Deployment, sqlite_row
+
+pytestmark = pytest.mark.django_db(transaction=True)
+N_ITEMS = 1500
+
+
+@pytest.fixture
+def worker(transactional_db, tmp_path, settings):
+    """A worker process on this test database, and the app sending to it instead of running inline."""
+    if connection.vendor != "sqlite":
+        pytest.skip(reason="the browser tests share the test database with a worker through a SQLite file")
+    db = connection.settings_dict["NAME"]
+    env = {"DATABASE_URL": f"sqlite:///{db}", "NSM_JOB_BATCH_SIZE": "10"}
+    # the broker folder of the test settings: the app here already sends there
+    env["NSM_BROKER_DIR"] = str(settings.NSM_BROKER_DIR)
+    deployment = Deployment(tmp_path, env, sqlite_row(db))
+    for message in (settings.NSM_BROKER_DIR / "queue").glob("*.msg"):
+        message.unlink()  # left by an interrupted run
+    celery_app.conf.task_always_eager = False
+    deployment.start_worker()
+    yield deployment
+    deployment.stop()
+    celery_app.conf.task_always_eager = True
+
+
+@pytest.fixture
+def big_set(db):
+    lines = [
+        json.dumps({"text_id": f"b{i}", "emotion": "joy", "text": f"I was so happy when I passed test {i}."})
+        for i in range(N_ITEMS)
+    ]
+    items_import(data="\n".join(lines), fmt="jsonl", source="browser")
+    return item_set_from_items(name="big", items=list(Item.objects.filter(source="browser")))
+
+
+def test_an_admin_starts_a_prefill_and_watches_the_progress_bar_finish(
+    page, live_server, login, admin_user, big_set, worker
+):
+    login("dana", "dana-pw")
+    page.click("nav >> text=Jobs")
+    page.select_option("select[name=target]", label=f"big ({N_ITEMS} items)")
+    page.select_option("select[name=backend]", "lexical")
+    page.click("#prefill-form button[type=submit]")
+
+    job = Job.objects.get()
+    expect(page).to_have_url(f"{live_server.url}/jobs/{job.pk}/")
+    status = page.locator("#job-status")
+    first = status.get_attribute("data-status")
+    assert first in ("queued", "running"), first  # the page opened on a job still under way
+    bar = page.locator("#job-progress")
+    expect(bar).to_have_attribute("max", str(N_ITEMS))
+
+    seen = set()
+    for _ in range(200):  # the page polls every second; record what the bar showed
+        seen.add(int(bar.get_attribute("value") or 0))
+        if page.locator("#job-status[data-status=done]").count():
+            break
+        page.wait_for_timeout(100)
+    expect(page.locator("#job-status")).to_have_attribute("data-status", "done", timeout=60_000)
+    expect(bar).to_have_attribute("value", str(N_ITEMS))
+    expect(page.locator("#job-progress-line")).to_contain_text(f"{N_ITEMS} / {N_ITEMS} items (100%)")
+    expect(page.locator("#legality-share")).to_contain_text(
+        f"{N_ITEMS} of {N_ITEMS} predictions legal (100%)"
+    )
+    assert min(seen) < N_ITEMS, "the bar was seen before it was full"
+    assert ParserPrediction.objects.filter(job=job).count() == N_ITEMS
+
+    page.click("text=← All jobs")
+    expect(page.locator("#job-table")).to_contain_text("done")

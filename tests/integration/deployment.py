@@ -1,0 +1,135 @@
+"""A deployment of the app in temporary folders, driven the way a user drives it: manage.py
+commands and a real Celery worker process, with the database read back directly."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import psycopg
+
+ROOT = Path(__file__).resolve().parents[2]
+
+OPENINGS = ["I felt it when", "It happened that", "Last year", "Yesterday", "When I was young"]
+EVENTS = [
+    "my sister told me she was moving abroad",
+    "I passed the driving test on my first try",
+    "someone stole my bike from the station",
+    "the doctor said the results were fine",
+    "I forgot my best friend's birthday",
+    "we all watched the storm break the fence",
+]
+
+
+def write_items(path: Path, n: int) -> Path:
+    with path.open("w") as out:
+        for i in range(n):
+            text = f"{OPENINGS[i % len(OPENINGS)]} {EVENTS[i % len(EVENTS)]} (story {i})."
+            out.write(json.dumps({"text_id": f"it-{i}", "emotion": "joy", "text": text}) + "\n")
+    return path
+
+
+class Deployment:
+    def __init__(self, tmp: Path, env: dict[str, str], row: Callable[[int], tuple]):
+        self.tmp = tmp
+        keep = {
+            k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "NSM_", "REDIS_", "CELERY_"))
+        }
+        self.env = (
+            keep
+            | {
+                "DJANGO_SETTINGS_MODULE": "config.settings.dev",
+                "DEBUG": "0",
+                "NSM_BROKER_DIR": str(tmp / "broker"),
+                "PYTHONPATH": str(ROOT),
+            }
+            | env
+        )
+        self.row = row  # job id -> (status, done, total, error)
+        self.worker: subprocess.Popen | None = None
+
+    def manage(self, *args: str) -> str:
+        result = subprocess.run(
+            [sys.executable, "manage.py", *args], cwd=ROOT, env=self.env, capture_output=True, text=True
+        )
+        assert result.returncode == 0, f"manage.py {' '.join(args)}: {result.stderr[-2000:]}"
+        return result.stdout
+
+    def start_worker(self) -> None:
+        log = (self.tmp / "worker.log").open("w")
+        command = [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool", "threads"]
+        command += [
+            "--concurrency",
+            "2",
+            "--without-gossip",
+            "--without-mingle",
+            "--loglevel",
+            os.environ.get("NSM_TEST_WORKER_LOGLEVEL", "INFO"),
+        ]
+        command += ["--hostname", f"it-{os.getpid()}@%h"]
+        self.worker = subprocess.Popen(command, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while "ready." not in self.worker_log():
+            assert self.worker.poll() is None, f"the worker exited:\n{self.worker_log()[-3000:]}"
+            assert time.monotonic() < deadline, f"the worker did not start:\n{self.worker_log()[-3000:]}"
+            time.sleep(0.1)
+
+    def worker_log(self) -> str:
+        path = self.tmp / "worker.log"
+        return path.read_text() if path.exists() else ""
+
+    def stop(self) -> None:
+        if self.worker and self.worker.poll() is None:
+            self.worker.send_signal(signal.SIGTERM)
+            try:
+                self.worker.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.worker.kill()
+
+    def queue_prefill(self, item_set: str) -> int:
+        out = self.manage("prefill", "--item-set", item_set, "--background")
+        match = re.search(r"job #(\d+) queued", out)
+        assert match, out
+        return int(match.group(1))
+
+    def watch(self, job_id: int, timeout: float = 120) -> list[tuple[str, int, int, str]]:
+        """Every distinct (status, done, total, error) seen until the job ends."""
+        seen: list[tuple[str, int, int, str]] = []
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            row = tuple(self.row(job_id))
+            if not seen or seen[-1] != row:
+                seen.append(row)
+            if row[0] in ("done", "failed", "cancelled"):
+                return seen
+            assert self.worker is None or self.worker.poll() is None, self.worker_log()[-3000:]
+            time.sleep(0.01)
+        raise AssertionError(f"job {job_id} did not end; seen {seen[-5:]}\n{self.worker_log()[-3000:]}")
+
+
+def sqlite_row(path: Path) -> Callable[[int], tuple]:
+    def row(job_id: int) -> tuple:
+        with sqlite3.connect(path, timeout=10) as conn:
+            return conn.execute(
+                "SELECT status, done, total, error FROM jobs_job WHERE id = ?", (job_id,)
+            ).fetchone()
+
+    return row
+
+
+def postgres_row(url: str) -> Callable[[int], tuple]:
+    def row(job_id: int) -> tuple:
+        with psycopg.connect(url) as conn:
+            return conn.execute(
+                "SELECT status, done, total, error FROM jobs_job WHERE id = %s", (job_id,)
+            ).fetchone()
+
+    return row

@@ -1,0 +1,77 @@
+"""Prefill jobs through a real Celery worker process: on the embedded filesystem broker with
+SQLite (what `make run` uses, no server needed), and on Redis with PostgreSQL."""
+
+import sqlite3
+import uuid
+
+import psycopg
+import pytest
+
+from tests.integration.conftest import require_service
+from tests.integration.deployment import Deployment, postgres_row, sqlite_row, write_items
+
+pytestmark = pytest.mark.integration
+N_ITEMS = 1200
+
+
+def run_prefill_through_the_worker(deployment: Deployment, tmp_path) -> list[tuple]:
+    deployment.manage("migrate", "--noinput")
+    deployment.manage("import_items", str(write_items(tmp_path / "items.jsonl", N_ITEMS)), "--source", "it")
+    deployment.manage("draw_item_set", "all", "--size", str(N_ITEMS), "--seed", "1")
+    deployment.start_worker()
+    try:
+        job_id = deployment.queue_prefill("all")
+        seen = deployment.watch(job_id)
+    finally:
+        deployment.stop()
+    status, done, total, error = seen[-1]
+    assert (status, done, total, error) == ("done", N_ITEMS, N_ITEMS, ""), deployment.worker_log()[-2000:]
+    dones = [row[1] for row in seen]
+    assert dones == sorted(dones), "progress never goes back"
+    between = {d for d in dones if 0 < d < N_ITEMS}
+    assert len(between) >= 2, f"the progress should be seen moving, saw {dones}"
+    assert "running" in {row[0] for row in seen}
+    return seen
+
+
+def test_the_embedded_broker_runs_a_prefill_job_without_any_server(tmp_path):
+    db = tmp_path / "app.sqlite3"
+    deployment = Deployment(
+        tmp_path, {"DATABASE_URL": f"sqlite:///{db}", "NSM_JOB_BATCH_SIZE": "10"}, sqlite_row(db)
+    )
+    run_prefill_through_the_worker(deployment, tmp_path)
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM annotator_parserprediction").fetchone() == (N_ITEMS,)
+    assert "Connected to filesystem://" in deployment.worker_log()
+
+
+@pytest.fixture
+def redis_url():
+    url = "redis://127.0.0.1:6379/13"
+    require_service(url.replace("redis://", "tcp://"), "Redis")
+    import redis
+
+    redis.Redis.from_url(url).flushdb()  # database 13 belongs to these tests
+    return url
+
+
+@pytest.fixture
+def postgres_database(postgres_admin_url):
+    name = f"nsm_worker_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(postgres_admin_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    yield f"{postgres_admin_url.rsplit('/', 1)[0]}/{name}"
+    with psycopg.connect(postgres_admin_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_a_worker_on_redis_runs_a_prefill_job_on_postgresql(tmp_path, redis_url, postgres_database):
+    deployment = Deployment(
+        tmp_path,
+        {"DATABASE_URL": postgres_database, "REDIS_URL": redis_url, "NSM_JOB_BATCH_SIZE": "10"},
+        postgres_row(postgres_database),
+    )
+    run_prefill_through_the_worker(deployment, tmp_path)
+    with psycopg.connect(postgres_database) as conn:
+        assert conn.execute("SELECT count(*) FROM annotator_parserprediction").fetchone() == (N_ITEMS,)
+    assert "Connected to redis://:**@127.0.0.1:6379/13" in deployment.worker_log()
