@@ -97,3 +97,13 @@ def test_make_parser_names_unknown_backends_and_cue_lists():
     with pytest.raises(ParserUnavailable, match="no cue list '9'"):
         make_parser("lexical", cues="9")
     assert make_parser().name == "lexical"
+
+
+def test_cues_with_capitals_are_refused_since_texts_are_lower_cased():
+    with pytest.raises(CueListError, match="has capitals"):
+        compile_cues({"slots": {"body": {"values": {"yes": ["Cried"]}}}})
+    compile_cues({"slots": {"body": {"values": {"yes": [r"cried\W"]}}}})  # an escape is not a capital
+
+
+def test_capitals_in_the_text_do_not_matter(lexical):
+    assert lexical.parse_one("I CRIED.").explication.body == "yes"

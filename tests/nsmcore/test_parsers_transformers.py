@@ -2,6 +2,8 @@
 construction, batching changes nothing but the number of forward passes, scores are the mean
 log-likelihood of each value."""
 
+import json
+
 import pytest
 
 torch = pytest.importorskip("torch", reason="torch is in requirements.txt; this guards a partial install")
@@ -39,14 +41,32 @@ def test_every_output_is_legal_and_names_the_model(batched, model_dir):
     assert batched.version.startswith("local-")
 
 
-def test_batched_and_one_at_a_time_choose_the_same_values(batched, model_dir):
-    single = TransformersParser(str(model_dir), device="cpu", batch_size=1, max_rows=1)
+def test_batched_and_one_candidate_at_a_time_give_the_same_scores(batched, model_dir):
+    naive = TransformersParser(str(model_dir), device="cpu", batch_size=1, max_rows=1, strategy="naive")
     before = batched.forward_passes
-    assert [r.explication for r in batched.parse(TEXTS)] == [r.explication for r in single.parse(TEXTS)]
-    # 12 slot passes for the batch against one pass per candidate value (42 per text), plus the
-    # one pass over the shared prefix
-    assert batched.forward_passes - before == 12
-    assert single.forward_passes == 42 * len(TEXTS) + 1
+    fast, slow = batched.parse(TEXTS), naive.parse(TEXTS)
+    assert [r.explication for r in fast] == [r.explication for r in slow]
+    for a, b in zip(fast, slow, strict=True):
+        scores_a, scores_b = (
+            json.loads(a.raw_output)["mean_logprob"],
+            json.loads(b.raw_output)["mean_logprob"],
+        )
+        for slot in scores_a:
+            assert scores_a[slot] == pytest.approx(scores_b[slot], abs=2e-3), slot
+    # two passes per slot for the whole batch (one where every value is a single token), against
+    # one pass per candidate value (42 per text) plus the one over the shared prefix
+    assert 12 <= batched.forward_passes - before <= 24
+    assert naive.forward_passes == 42 * len(TEXTS) + 1
+
+
+def test_max_rows_splits_a_batch_without_changing_the_result(batched, model_dir):
+    small = TransformersParser(str(model_dir), device="cpu", batch_size=8, max_rows=7)
+    assert [r.explication for r in small.parse(TEXTS)] == [r.explication for r in batched.parse(TEXTS)]
+
+
+def test_an_unknown_strategy_is_named(model_dir):
+    with pytest.raises(ParserUnavailable, match="unknown strategy 'fast'"):
+        TransformersParser(str(model_dir), strategy="fast")
 
 
 def test_the_prefix_cache_gives_the_same_scores_as_reading_everything(batched):
