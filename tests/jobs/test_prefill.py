@@ -305,3 +305,12 @@ def test_the_api_starts_reads_and_cancels_jobs(
         reverse("api_job_prefill"), {"item_set": item_set.pk, "round": 1}, content_type="application/json"
     )
     assert both.status_code == 400
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"), [(None, "-"), (4.4, "4 s"), (125, "2 min 05 s"), (7380, "2 h 03 min")]
+)
+def test_durations_read_as_a_person_would_say_them(seconds, text):
+    from jobs.templatetags.jobs_extras import duration
+
+    assert duration(seconds) == text
