@@ -11,10 +11,12 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from annotator.imports import items_import
-from annotator.models import Item, Round
+from annotator.models import Assignment, Item, Round
 from annotator.roles import ADJUDICATOR, ADMIN, ANNOTATOR
 from annotator.sampling import item_set_from_items
-from annotator.services import predictions_import, round_create
+from annotator.selectors import prefill_for
+from annotator.services import annotation_submit, predictions_import, round_create
+from nsmcore.schema import SLOTS
 
 FIXTURES = settings.BASE_DIR / "fixtures"
 DEMO_SOURCE = "demo"
@@ -65,6 +67,7 @@ class Command(BaseCommand):
         )
         if Round.objects.filter(name__in=["Demo prefilled", "Demo blind"]).exists():
             return
+        self._demo_pilot()
         items = list(Item.objects.filter(source=DEMO_SOURCE).order_by("source_id"))
         item_set = item_set_from_items(name="demo-40", items=items)
         annotators = list(User.objects.filter(username__in=["annotator1", "annotator2"]).order_by("username"))
@@ -76,4 +79,36 @@ class Command(BaseCommand):
             prefill_parser=DEMO_PARSER,
         )
         round_create(name="Demo blind", item_set=item_set, annotators=annotators, mode=Round.Mode.BLIND)
-        self.stdout.write(f"Demo data: {report.summary()}; rounds 'Demo prefilled' and 'Demo blind'.")
+        self.stdout.write(
+            f"Demo data: {report.summary()}; rounds 'Demo prefilled' and 'Demo blind' (to annotate) and "
+            "'Demo pilot (submitted)' (both annotators' work done, for the agreement pages)."
+        )
+
+    def _demo_pilot(self) -> None:
+        """A finished prefilled round over the first 30 items, so that the agreement pages have
+        something to show: both annotators start from the parser's prefill and change some slots
+        (seeded), the first more often than the second."""
+        import random
+
+        items = list(Item.objects.filter(source=DEMO_SOURCE).order_by("source_id"))[:30]
+        item_set = item_set_from_items(name="demo-pilot-30", items=items)
+        annotators = list(User.objects.filter(username__in=["annotator1", "annotator2"]).order_by("username"))
+        pilot = round_create(
+            name="Demo pilot (submitted)",
+            item_set=item_set,
+            annotators=annotators,
+            mode=Round.Mode.PREFILLED,
+            prefill_parser=DEMO_PARSER,
+        )
+        rng = random.Random(52)
+        for user, change in zip(annotators, (0.07, 0.04), strict=True):
+            for assignment in Assignment.objects.filter(round=pilot, annotator=user).select_related(
+                "item", "round"
+            ):
+                values = dict(prefill_for(pilot, assignment.item) or {})
+                for slot in SLOTS:
+                    if not values or rng.random() < change:
+                        values[slot.name] = rng.choice(slot.values) if values else slot.default
+                annotation_submit(
+                    assignment=assignment, user=user, values=values, base_version=0, time_spent_ms=20_000
+                )

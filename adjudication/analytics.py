@@ -1,0 +1,270 @@
+"""Agreement, conflicts, flows and anchoring of rounds, read from the database and computed by
+``nsmcore.agreement``. A round's analysis is cached under a signature of its annotations (count
+and last change), so the dashboard and every conflict page reuse it until someone submits."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from django.contrib.auth import get_user_model
+from django.core.cache import cache
+from django.db.models import Count, Max
+
+from annotator.models import SLOT_FIELDS, Annotation, Assignment, Item, Round
+from nsmcore.agreement import MISSING, AgreementReport, Conflicts, agreement, conflicts, flows, retention
+from nsmcore.schema import SLOT_NAMES, SLOTS
+
+LOOKUP = [{v: i for i, v in enumerate(slot.values)} for slot in SLOTS]
+BOOTSTRAP = 1000
+SEED = 20240917
+
+
+@dataclass
+class RoundTable:
+    """A round's submitted annotations as arrays: ``table[item, coder, slot]`` value codes."""
+
+    round_id: int
+    item_ids: np.ndarray
+    coder_ids: list[int]
+    coder_names: list[str]
+    table: np.ndarray
+
+    @property
+    def coders(self) -> int:
+        return len(self.coder_ids)
+
+
+@dataclass
+class RoundAnalysis:
+    data: RoundTable
+    report: AgreementReport
+    conflicts: Conflicts
+    levels: dict[str, str]
+
+
+def _signature(round_id: int) -> str:
+    agg = Annotation.objects.filter(
+        assignment__round_id=round_id, assignment__status=Assignment.Status.DONE
+    ).aggregate(n=Count("id"), last=Max("updated_at"))
+    return f"{agg['n']}:{agg['last'].isoformat() if agg['last'] else '-'}"
+
+
+def _encode(columns: list[tuple]) -> np.ndarray:
+    out = np.empty((len(columns[0]) if columns else 0, len(SLOTS)), dtype=np.int16)
+    for s in range(len(SLOTS)):
+        lookup = LOOKUP[s]
+        out[:, s] = [lookup.get(v, MISSING) for v in columns[s]]
+    return out
+
+
+def round_table(round_id: int) -> RoundTable:
+    rows = list(
+        Annotation.objects.filter(assignment__round_id=round_id, assignment__status=Assignment.Status.DONE)
+        .order_by()
+        .values_list("assignment__item_id", "assignment__annotator_id", *SLOT_FIELDS)
+    )
+    if not rows:
+        return RoundTable(
+            round_id, np.zeros(0, dtype=np.int64), [], [], np.zeros((0, 0, len(SLOTS)), np.int16)
+        )
+    columns = list(zip(*rows, strict=True))
+    item_ids, item_index = np.unique(np.array(columns[0], dtype=np.int64), return_inverse=True)
+    coder_ids, coder_index = np.unique(np.array(columns[1], dtype=np.int64), return_inverse=True)
+    codes = _encode(columns[2:])
+    table = np.full((len(item_ids), len(coder_ids), len(SLOTS)), MISSING, dtype=np.int16)
+    table[item_index, coder_index] = codes
+    names = dict(get_user_model().objects.filter(pk__in=coder_ids.tolist()).values_list("pk", "username"))
+    ids = [int(c) for c in coder_ids]
+    return RoundTable(round_id, item_ids, ids, [names[c] for c in ids], table)
+
+
+def round_analysis(round_: Round, *, levels: dict[str, str] | None = None) -> RoundAnalysis:
+    levels = levels or {}
+    signature = f"{round_.pk}|{_signature(round_.pk)}|{sorted(levels.items())}"
+    key = f"nsm:analysis:{round_.pk}:{hashlib.sha256(signature.encode()).hexdigest()[:32]}"
+    cached = cache.get(key)
+    if cached is not None:
+        return cached
+    data = round_table(round_.pk)
+    if data.coders:
+        report = agreement(data.table, levels=levels, bootstrap=BOOTSTRAP, seed=SEED)
+    else:
+        report = agreement(np.zeros((0, 1, len(SLOTS)), np.int16), levels=levels, bootstrap=0, seed=SEED)
+    found = conflicts(data.table) if data.coders else conflicts(np.zeros((0, 1, len(SLOTS)), np.int16))
+    analysis = RoundAnalysis(data, report, found, levels)
+    cache.set(key, analysis, timeout=3600)
+    return analysis
+
+
+@dataclass(frozen=True)
+class ConflictRow:
+    item_id: int
+    source_id: str
+    slots: tuple[str, ...]
+    values: dict[str, list[str]]  # slot -> each coder's value ('' where missing)
+
+    @property
+    def by_coder(self) -> list[list[tuple[str, str]]]:
+        """For each coder, (slot, value) of the differing slots."""
+        n = len(next(iter(self.values.values()), []))
+        return [[(name, self.values[name][k]) for name in self.slots] for k in range(n)]
+
+
+def conflict_rows(
+    analysis: RoundAnalysis, *, slot: str = "", a: str = "", b: str = ""
+) -> list[tuple[int, tuple[str, ...]]]:
+    """(row index, differing slots) of the conflicts matching the filters: a slot, and optionally
+    a value pair on it (two coders gave a and b)."""
+    found = analysis.conflicts
+    out = []
+    s = SLOT_NAMES.index(slot) if slot else None
+    va = LOOKUP[s].get(a) if s is not None and a else None
+    vb = LOOKUP[s].get(b) if s is not None and b else None
+    for row, slots in zip(found.items, found.slots, strict=True):
+        if s is not None:
+            if slot not in slots:
+                continue
+            given = set(analysis.data.table[row, :, s].tolist())
+            if va is not None and va not in given:
+                continue
+            if vb is not None and vb not in given:
+                continue
+        out.append((row, slots))
+    return out
+
+
+def describe_rows(analysis: RoundAnalysis, rows: list[tuple[int, tuple[str, ...]]]) -> list[ConflictRow]:
+    data = analysis.data
+    ids = [int(data.item_ids[r]) for r, _ in rows]
+    sources = dict(Item.objects.filter(pk__in=ids).values_list("pk", "source_id"))
+    out = []
+    for (r, slots), item_id in zip(rows, ids, strict=True):
+        values = {
+            name: [
+                SLOTS[SLOT_NAMES.index(name)].values[c] if c >= 0 else ""
+                for c in data.table[r, :, SLOT_NAMES.index(name)]
+            ]
+            for name in slots
+        }
+        out.append(ConflictRow(item_id, sources.get(item_id, ""), slots, values))
+    return out
+
+
+# Passes: one annotator's work in a round, or the parser's prefill shown in a round.
+PARSER = "parser"
+
+
+@dataclass(frozen=True)
+class Pass:
+    round_id: int
+    round_name: str
+    who: str  # an annotator's user id as text, or PARSER
+
+    @property
+    def key(self) -> str:
+        return f"{self.round_id}:{self.who}"
+
+    def label(self, names: dict[int, str]) -> str:
+        who = "parser prefill" if self.who == PARSER else names.get(int(self.who), self.who)
+        return f"{self.round_name}: {who}"
+
+
+def passes_for(round_: Round) -> list[Pass]:
+    """The passes of this round and of every round sharing items with it."""
+    rounds = Round.objects.filter(
+        item_set__items__in=Item.objects.filter(item_sets=round_.item_set)
+    ).distinct()
+    rounds = [round_, *[r for r in rounds if r.pk != round_.pk]]
+    out = []
+    for r in rounds:
+        annotators = (
+            Assignment.objects.filter(round=r, status=Assignment.Status.DONE)
+            .values_list("annotator_id", flat=True)
+            .distinct()
+            .order_by("annotator_id")
+        )
+        out += [Pass(r.pk, r.name, str(a)) for a in annotators]
+        if not r.is_blind and r.prefill_parser:
+            out.append(Pass(r.pk, r.name, PARSER))
+    return out
+
+
+def pass_rows(p: Pass) -> dict[int, tuple]:
+    """item id -> the pass's twelve values."""
+    annotations = Annotation.objects.filter(
+        assignment__round_id=p.round_id, assignment__status=Assignment.Status.DONE
+    )
+    if p.who == PARSER:
+        rows = annotations.exclude(prefill=None).values_list("assignment__item_id", "prefill")
+        out: dict[int, tuple] = {}
+        for item_id, prefill in rows:
+            out.setdefault(item_id, tuple(prefill.get(name, "") for name in SLOT_NAMES))
+        return out
+    rows = annotations.filter(assignment__annotator_id=int(p.who)).values_list(
+        "assignment__item_id", *SLOT_FIELDS
+    )
+    return {row[0]: row[1:] for row in rows}
+
+
+def pass_flows(a: Pass, b: Pass) -> tuple[int, list[Any]]:
+    """Items in both passes, and the directional flows from A to B."""
+    rows_a, rows_b = pass_rows(a), pass_rows(b)
+    shared = sorted(rows_a.keys() & rows_b.keys())
+    if not shared:
+        return 0, []
+    codes_a = _encode(list(zip(*[rows_a[i] for i in shared], strict=True)))
+    codes_b = _encode(list(zip(*[rows_b[i] for i in shared], strict=True)))
+    return len(shared), flows(codes_a, codes_b)
+
+
+@dataclass(frozen=True)
+class AnchoringRow:
+    annotator: str
+    annotations: int  # with a prefill
+    kept: dict[str, float | None]
+    overall: float | None
+
+
+def anchoring(round_: Round) -> list[AnchoringRow]:
+    """Per annotator and slot, the share of submitted values equal to the prefill shown."""
+    rows = (
+        Annotation.objects.filter(assignment__round=round_, assignment__status=Assignment.Status.DONE)
+        .exclude(prefill=None)
+        .values_list("assignment__annotator__username", "prefill", *SLOT_FIELDS)
+        .order_by("assignment__annotator__username")
+    )
+    by_user: dict[str, tuple[list, list]] = {}
+    for username, prefill, *slots in rows:
+        shown, given = by_user.setdefault(username, ([], []))
+        shown.append(tuple(prefill.get(name, "") for name in SLOT_NAMES))
+        given.append(tuple(slots))
+    out = []
+    for username, (shown, given) in by_user.items():
+        a = _encode(list(zip(*given, strict=True)))
+        p = _encode(list(zip(*shown, strict=True)))
+        kept = retention(a, p)
+        valid = (p >= 0) & (a >= 0)
+        overall = float((a[valid] == p[valid]).mean()) if valid.any() else None
+        out.append(AnchoringRow(username, len(given), kept, overall))
+    return out
+
+
+def arms(
+    treatment: Round, control: Round, *, levels: dict[str, str] | None = None
+) -> tuple[int, AgreementReport, AgreementReport]:
+    """Alpha per slot in a prefilled round and a blind round, over the items both have."""
+    t, c = round_table(treatment.pk), round_table(control.pk)
+    shared = np.intersect1d(t.item_ids, c.item_ids)
+    pick_t = np.searchsorted(t.item_ids, shared)
+    pick_c = np.searchsorted(c.item_ids, shared)
+    empty = np.zeros((0, 1, len(SLOTS)), np.int16)
+    table_t = t.table[pick_t] if t.coders else empty
+    table_c = c.table[pick_c] if c.coders else empty
+    return (
+        int(shared.size),
+        agreement(table_t, levels=levels, bootstrap=BOOTSTRAP, seed=SEED),
+        agreement(table_c, levels=levels, bootstrap=BOOTSTRAP, seed=SEED),
+    )

@@ -1,0 +1,144 @@
+"""The analytics through the API (adjudicators and admins): agreement, conflicts, flows, anchoring."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.paginator import Paginator
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.permissions import BasePermission, IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from adjudication.analytics import (
+    anchoring,
+    conflict_rows,
+    describe_rows,
+    pass_flows,
+    passes_for,
+    round_analysis,
+)
+from annotator.models import Round
+from annotator.roles import ADJUDICATOR, ADMIN, user_roles
+from nsmcore.schema import SLOT_NAMES
+
+
+class IsAdjudicatorOrAdmin(BasePermission):
+    message = "agreement analytics are for adjudicators and admins"
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return bool(user_roles(request.user) & {ADJUDICATOR, ADMIN})
+
+
+class _RoundView(APIView):
+    permission_classes = [IsAuthenticated & IsAdjudicatorOrAdmin]
+
+    def round(self, round_id: int) -> Round:
+        return get_object_or_404(Round, pk=round_id)
+
+
+class Agreement(_RoundView):
+    @extend_schema(
+        parameters=[OpenApiParameter("intensity", str, enum=["nominal", "ordinal"])],
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def get(self, request: Request, round_id: int) -> Response:
+        levels = {"intensity": "ordinal"} if request.query_params.get("intensity") == "ordinal" else {}
+        analysis = round_analysis(self.round(round_id), levels=levels)
+        found = analysis.conflicts
+        return Response(
+            {
+                **analysis.report.as_dict(),
+                "coder_names": analysis.data.coder_names,
+                "conflicts": {
+                    "items": len(found.items),
+                    "disagreeing_pairs": found.disagreeing_pairs,
+                    "median_differing_slots": found.median_differing_slots,
+                    "per_slot": found.per_slot,
+                },
+            }
+        )
+
+
+class ConflictList(_RoundView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("slot", str, enum=list(SLOT_NAMES)),
+            OpenApiParameter("a", str),
+            OpenApiParameter("b", str),
+            OpenApiParameter("page", int),
+        ],
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def get(self, request: Request, round_id: int) -> Response:
+        analysis = round_analysis(self.round(round_id))
+        slot = request.query_params.get("slot", "")
+        if slot and slot not in SLOT_NAMES:
+            return Response({"detail": f"unknown slot {slot!r}; slots: {', '.join(SLOT_NAMES)}"}, status=400)
+        matching = conflict_rows(
+            analysis, slot=slot, a=request.query_params.get("a", ""), b=request.query_params.get("b", "")
+        )
+        page = Paginator(matching, 50).get_page(request.query_params.get("page"))
+        return Response(
+            {
+                "count": len(matching),
+                "page": page.number,
+                "pages": page.paginator.num_pages,
+                "coders": analysis.data.coder_names,
+                "results": [
+                    {"item": c.item_id, "source_id": c.source_id, "slots": list(c.slots), "values": c.values}
+                    for c in describe_rows(analysis, list(page.object_list))
+                ],
+            }
+        )
+
+
+class Flows(_RoundView):
+    @extend_schema(
+        parameters=[OpenApiParameter("a", str), OpenApiParameter("b", str)],
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def get(self, request: Request, round_id: int) -> Response:
+        passes = {p.key: p for p in passes_for(self.round(round_id))}
+        keys = list(passes)
+        a = passes.get(request.query_params.get("a", keys[0] if keys else ""))
+        b = passes.get(request.query_params.get("b", keys[1] if len(keys) > 1 else ""))
+        if a is None or b is None:
+            return Response({"detail": "choose two passes", "passes": keys}, status=400)
+        shared, found = pass_flows(a, b)
+        return Response(
+            {
+                "a": a.key,
+                "b": b.key,
+                "items": shared,
+                "flows": [
+                    {"slot": f.slot, "a": f.a, "b": f.b, "count": f.count, "share_of_a": f.share_of_a}
+                    for f in found
+                ],
+                "passes": keys,
+            }
+        )
+
+
+class Anchoring(_RoundView):
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: Request, round_id: int) -> Response:
+        round_ = self.round(round_id)
+        raw = {s.slot: s.raw for s in round_analysis(round_).report.slots}
+        return Response(
+            {
+                "annotators": [
+                    {
+                        "annotator": r.annotator,
+                        "annotations": r.annotations,
+                        "kept": r.kept,
+                        "overall": r.overall,
+                    }
+                    for r in anchoring(round_)
+                ],
+                "raw_agreement": raw,
+            }
+        )

@@ -1,0 +1,260 @@
+"""Adjudicators' pages: a round's agreement dashboard, conflicts, one item side by side, flows
+between passes and anchoring. Every table downloads as CSV (``?format=csv``)."""
+
+from __future__ import annotations
+
+import csv
+from typing import Any
+
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_GET
+
+from adjudication.analytics import (
+    Pass,
+    anchoring,
+    arms,
+    conflict_rows,
+    describe_rows,
+    pass_flows,
+    passes_for,
+    round_analysis,
+)
+from annotator.models import Annotation, Assignment, Item, Round
+from annotator.roles import ADJUDICATOR, ADMIN, require_role
+from nsmcore.agreement import AgreementReport
+from nsmcore.schema import SLOT_NAMES, SLOTS
+
+PAGE_SIZE = 50
+
+
+def _levels(request: HttpRequest) -> dict[str, str]:
+    return {"intensity": "ordinal"} if request.GET.get("intensity") == "ordinal" else {}
+
+
+def _csv(filename: str, header: list[str], rows: list[list[Any]]) -> HttpResponse:
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    writer = csv.writer(response)
+    writer.writerow(header)
+    writer.writerows(rows)
+    return response
+
+
+def _fmt(x: float | None) -> str:
+    return "" if x is None else f"{x:.4f}"
+
+
+def _chart(report: AgreementReport) -> dict[str, Any]:
+    """Coordinates of a bar chart of alpha per slot with interval whiskers (SVG, no library)."""
+    lows = [s.ci_low for s in report.slots if s.ci_low is not None] + [
+        s.alpha for s in report.slots if s.alpha is not None
+    ]
+    lo = min([0.0, *lows])
+    lo = -1.0 if lo < -0.5 else (-0.5 if lo < 0 else 0.0)
+    width, left, row = 520.0, 120.0, 22
+
+    def x(value: float) -> float:
+        return left + (value - lo) / (1.0 - lo) * width
+
+    bars = []
+    for k, s in enumerate(report.slots):
+        y = 10 + k * row
+        bar = {
+            "slot": s.slot,
+            "y": y,
+            "text_y": y + 13,
+            "undefined": s.alpha is None,
+            "degenerate": s.degenerate,
+        }
+        if s.alpha is not None:
+            x0, x1 = sorted((x(0.0), x(s.alpha)))
+            bar |= {"x": x0, "w": max(x1 - x0, 1.0), "alpha": s.alpha, "label_x": x(max(s.alpha, 0)) + 6}
+            if s.ci_low is not None and s.ci_high is not None:
+                bar |= {"ci_x1": x(s.ci_low), "ci_x2": x(s.ci_high), "ci_y": y + 8}
+        bars.append(bar)
+    ticks = [
+        {"x": x(t), "label": f"{t:g}"} for t in (lo, lo / 2 if lo else 0.25, 0.0, 0.5, 1.0) if lo <= t <= 1
+    ]
+    height = 10 + len(bars) * row + 24
+    return {
+        "bars": bars,
+        "ticks": ticks,
+        "width": left + width + 60,
+        "height": height,
+        "zero": x(0.0),
+        "axis_y": height - 20,
+    }
+
+
+@require_GET
+@require_role(ADJUDICATOR, ADMIN)
+def rounds(request: HttpRequest) -> HttpResponse:
+    rows = []
+    for r in Round.objects.select_related("item_set").order_by("name"):
+        done = Assignment.objects.filter(round=r, status=Assignment.Status.DONE).count()
+        rows.append({"round": r, "done": done, "total": Assignment.objects.filter(round=r).count()})
+    return render(request, "adjudication/rounds.html", {"rows": rows})
+
+
+@require_GET
+@require_role(ADJUDICATOR, ADMIN)
+def dashboard(request: HttpRequest, round_id: int) -> HttpResponse:
+    round_ = get_object_or_404(Round, pk=round_id)
+    analysis = round_analysis(round_, levels=_levels(request))
+    report = analysis.report
+    if request.GET.get("format") == "csv":
+        header = ["slot", "level", "items", "pairs", "raw_agreement", "alpha", "ci_low", "ci_high",
+                  "undefined", "majority_value", "majority_share", "degenerate"]  # fmt: skip
+        rows = [
+            [s.slot, s.level, s.items, s.pairs, _fmt(s.raw), _fmt(s.alpha), _fmt(s.ci_low), _fmt(s.ci_high),
+             s.undefined, s.majority_value, _fmt(s.majority_share), s.degenerate]
+            for s in report.slots
+        ]  # fmt: skip
+        return _csv(f"agreement-{round_.name}.csv", header, rows)
+    context = {
+        "round": round_,
+        "analysis": analysis,
+        "report": report,
+        "chart": _chart(report),
+        "coders": analysis.data.coder_names,
+        "ordinal": bool(analysis.levels),
+        "top_conflict_slots": sorted(analysis.conflicts.per_slot.items(), key=lambda kv: -kv[1])[:5],
+    }
+    return render(request, "adjudication/dashboard.html", context)
+
+
+@require_GET
+@require_role(ADJUDICATOR, ADMIN)
+def conflict_list(request: HttpRequest, round_id: int) -> HttpResponse:
+    round_ = get_object_or_404(Round, pk=round_id)
+    analysis = round_analysis(round_)
+    slot = request.GET.get("slot", "")
+    if slot and slot not in SLOT_NAMES:
+        raise Http404(f"no slot {slot!r}")
+    values = SLOTS[SLOT_NAMES.index(slot)].values if slot else ()
+    a = request.GET.get("a", "") if request.GET.get("a", "") in values else ""
+    b = request.GET.get("b", "") if request.GET.get("b", "") in values else ""
+    matching = conflict_rows(analysis, slot=slot, a=a, b=b)
+    coders = analysis.data.coder_names
+    if request.GET.get("format") == "csv":
+        described = describe_rows(analysis, matching)
+        rows = [[c.item_id, c.source_id, name, *c.values[name]] for c in described for name in c.slots]
+        return _csv(f"conflicts-{round_.name}.csv", ["item_id", "source_id", "slot", *coders], rows)
+    page = Paginator(matching, PAGE_SIZE).get_page(request.GET.get("page"))
+    context = {
+        "round": round_,
+        "analysis": analysis,
+        "page": page,
+        "rows": describe_rows(analysis, list(page.object_list)),
+        "coders": coders,
+        "slot": slot,
+        "a": a,
+        "b": b,
+        "slots": SLOT_NAMES,
+        "values": values,
+        "matching": len(matching),
+        "query": request.GET.urlencode(),
+    }
+    template = "adjudication/_conflicts.html" if request.htmx else "adjudication/conflicts.html"
+    return render(request, template, context)
+
+
+@require_GET
+@require_role(ADJUDICATOR, ADMIN)
+def item_view(request: HttpRequest, round_id: int, item_id: int) -> HttpResponse:
+    round_ = get_object_or_404(Round, pk=round_id)
+    item = get_object_or_404(Item.objects.filter(assignments__round=round_).distinct(), pk=item_id)
+    annotations = list(
+        Annotation.objects.filter(assignment__round=round_, assignment__item=item, assignment__status="done")
+        .select_related("assignment__annotator")
+        .order_by("assignment__annotator__username")
+    )
+    rows = []
+    for slot in SLOTS:
+        given = [getattr(a, slot.name) for a in annotations]
+        rows.append({"slot": slot.name, "values": given, "differs": len(set(given)) > 1})
+    context = {
+        "round": round_,
+        "item": item,
+        "annotations": annotations,
+        "rows": rows,
+        "text": item.text_for(round_.text_field),
+        "differing": sum(r["differs"] for r in rows),
+    }
+    return render(request, "adjudication/item.html", context)
+
+
+@require_GET
+@require_role(ADJUDICATOR, ADMIN)
+def flow_table(request: HttpRequest, round_id: int) -> HttpResponse:
+    round_ = get_object_or_404(Round, pk=round_id)
+    passes = passes_for(round_)
+    by_key = {p.key: p for p in passes}
+    from django.contrib.auth import get_user_model
+
+    names = dict(get_user_model().objects.values_list("pk", "username"))
+    own = [p for p in passes if p.round_id == round_.pk]
+    default_a = own[0].key if own else ""
+    default_b = own[1].key if len(own) > 1 else default_a
+    a: Pass | None = by_key.get(request.GET.get("a", default_a))
+    b: Pass | None = by_key.get(request.GET.get("b", default_b))
+    shared, found = pass_flows(a, b) if a and b else (0, [])
+    if request.GET.get("format") == "csv":
+        rows = [[f.slot, f.a, f.b, f.count, _fmt(f.share_of_a)] for f in found]
+        return _csv(
+            f"flows-{round_.name}.csv", ["slot", "value_in_a", "value_in_b", "count", "share_of_a"], rows
+        )
+    context = {
+        "round": round_,
+        "passes": [(p.key, p.label(names)) for p in passes],
+        "a": a.key if a else "",
+        "b": b.key if b else "",
+        "a_label": a.label(names) if a else "",
+        "b_label": b.label(names) if b else "",
+        "shared": shared,
+        "flows": found,
+    }
+    return render(request, "adjudication/flows.html", context)
+
+
+@require_GET
+@require_role(ADJUDICATOR, ADMIN)
+def anchoring_table(request: HttpRequest, round_id: int) -> HttpResponse:
+    round_ = get_object_or_404(Round, pk=round_id)
+    rows = anchoring(round_)
+    analysis = round_analysis(round_)
+    raw = {s.slot: s.raw for s in analysis.report.slots}
+    controls = Round.objects.filter(mode=Round.Mode.BLIND).exclude(pk=round_.pk).order_by("name")
+    control = controls.filter(pk=request.GET.get("control") or 0).first()
+    arm = None
+    if control is not None:
+        shared, treated, blind = arms(round_, control)
+        arm = {
+            "control": control,
+            "shared": shared,
+            "rows": [
+                (t.slot, t.alpha, c.alpha, t.undefined, c.undefined)
+                for t, c in zip(treated.slots, blind.slots, strict=True)
+            ],
+            "treated_mean": treated.mean_alpha,
+            "control_mean": blind.mean_alpha,
+        }
+    if request.GET.get("format") == "csv":
+        header = ["annotator", "annotations_with_prefill", *SLOT_NAMES, "overall"]
+        out = [
+            [r.annotator, r.annotations, *[_fmt(r.kept[s]) for s in SLOT_NAMES], _fmt(r.overall)]
+            for r in rows
+        ]
+        out.append(["raw agreement between annotators", "", *[_fmt(raw[s]) for s in SLOT_NAMES], ""])
+        return _csv(f"anchoring-{round_.name}.csv", header, out)
+    context = {
+        "round": round_,
+        "rows": [(r, [r.kept[s] for s in SLOT_NAMES]) for r in rows],
+        "raw": [raw[s] for s in SLOT_NAMES],
+        "slots": SLOT_NAMES,
+        "controls": controls,
+        "arm": arm,
+    }
+    return render(request, "adjudication/anchoring.html", context)
