@@ -4,16 +4,17 @@ and last change), so the dashboard and every conflict page reuse it until someon
 
 from __future__ import annotations
 
-import hashlib
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from django.contrib.auth import get_user_model
-from django.core.cache import cache
+from django.db import connection
 from django.db.models import Count, Max
 
 from annotator.models import SLOT_FIELDS, Annotation, Assignment, Item, Round
+from annotator.versions import round_version
 from nsmcore.agreement import MISSING, AgreementReport, Conflicts, agreement, conflicts, flows, retention
 from nsmcore.schema import SLOT_NAMES, SLOTS
 
@@ -45,6 +46,15 @@ class RoundAnalysis:
     levels: dict[str, str]
 
 
+_MEMO: OrderedDict[tuple, RoundAnalysis] = OrderedDict()
+_MEMO_SIZE = 8
+
+
+def _version(round_id: int) -> str:
+    """A signature of the round's submitted annotations, kept in the cache until a write."""
+    return round_version(round_id, _signature)
+
+
 def _signature(round_id: int) -> str:
     agg = Annotation.objects.filter(
         assignment__round_id=round_id, assignment__status=Assignment.Status.DONE
@@ -55,17 +65,25 @@ def _signature(round_id: int) -> str:
 def _encode(columns: list[tuple]) -> np.ndarray:
     out = np.empty((len(columns[0]) if columns else 0, len(SLOTS)), dtype=np.int16)
     for s in range(len(SLOTS)):
-        lookup = LOOKUP[s]
-        out[:, s] = [lookup.get(v, MISSING) for v in columns[s]]
+        # a column holds a handful of distinct strings: code those, then index
+        distinct, inverse = np.unique(np.array(columns[s], dtype=object).astype(str), return_inverse=True)
+        codes = np.array([LOOKUP[s].get(v, MISSING) for v in distinct], dtype=np.int16)
+        out[:, s] = codes[inverse.ravel()] if len(distinct) else MISSING
     return out
 
 
 def round_table(round_id: int) -> RoundTable:
-    rows = list(
+    query = (
         Annotation.objects.filter(assignment__round_id=round_id, assignment__status=Assignment.Status.DONE)
         .order_by()
         .values_list("assignment__item_id", "assignment__annotator_id", *SLOT_FIELDS)
     )
+    # The ORM's SQL, read with a plain cursor: for 200,000 rows the per-row work of values_list
+    # costs more than the query.
+    sql, params = query.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
     if not rows:
         return RoundTable(
             round_id, np.zeros(0, dtype=np.int64), [], [], np.zeros((0, 0, len(SLOTS)), np.int16)
@@ -82,20 +100,21 @@ def round_table(round_id: int) -> RoundTable:
 
 
 def round_analysis(round_: Round, *, levels: dict[str, str] | None = None) -> RoundAnalysis:
+    """The round's analysis, computed once per version of its annotations and kept in this
+    process (the arrays are large; unpickling them from a shared cache on every page would cost
+    more than the page)."""
     levels = levels or {}
-    signature = f"{round_.pk}|{_signature(round_.pk)}|{sorted(levels.items())}"
-    key = f"nsm:analysis:{round_.pk}:{hashlib.sha256(signature.encode()).hexdigest()[:32]}"
-    cached = cache.get(key)
-    if cached is not None:
-        return cached
+    key = (round_.pk, _version(round_.pk), tuple(sorted(levels.items())))
+    if key in _MEMO:
+        _MEMO.move_to_end(key)
+        return _MEMO[key]
     data = round_table(round_.pk)
-    if data.coders:
-        report = agreement(data.table, levels=levels, bootstrap=BOOTSTRAP, seed=SEED)
-    else:
-        report = agreement(np.zeros((0, 1, len(SLOTS)), np.int16), levels=levels, bootstrap=0, seed=SEED)
-    found = conflicts(data.table) if data.coders else conflicts(np.zeros((0, 1, len(SLOTS)), np.int16))
-    analysis = RoundAnalysis(data, report, found, levels)
-    cache.set(key, analysis, timeout=3600)
+    table = data.table if data.coders else np.zeros((0, 1, len(SLOTS)), np.int16)
+    report = agreement(table, levels=levels, bootstrap=BOOTSTRAP if data.coders else 0, seed=SEED)
+    analysis = RoundAnalysis(data, report, conflicts(table), levels)
+    _MEMO[key] = analysis
+    while len(_MEMO) > _MEMO_SIZE:
+        _MEMO.popitem(last=False)
     return analysis
 
 
@@ -113,41 +132,37 @@ class ConflictRow:
         return [[(name, self.values[name][k]) for name in self.slots] for k in range(n)]
 
 
-def conflict_rows(
-    analysis: RoundAnalysis, *, slot: str = "", a: str = "", b: str = ""
-) -> list[tuple[int, tuple[str, ...]]]:
-    """(row index, differing slots) of the conflicts matching the filters: a slot, and optionally
-    a value pair on it (two coders gave a and b)."""
+def conflict_rows(analysis: RoundAnalysis, *, slot: str = "", a: str = "", b: str = "") -> np.ndarray:
+    """Indices (into ``analysis.conflicts``) of the conflicts matching the filters: a slot, and
+    optionally values on it (some coder gave a, some coder gave b)."""
     found = analysis.conflicts
-    out = []
-    s = SLOT_NAMES.index(slot) if slot else None
-    va = LOOKUP[s].get(a) if s is not None and a else None
-    vb = LOOKUP[s].get(b) if s is not None and b else None
-    for row, slots in zip(found.items, found.slots, strict=True):
-        if s is not None:
-            if slot not in slots:
-                continue
-            given = set(analysis.data.table[row, :, s].tolist())
-            if va is not None and va not in given:
-                continue
-            if vb is not None and vb not in given:
-                continue
-        out.append((row, slots))
-    return out
+    keep = np.ones(len(found), dtype=bool)
+    if slot:
+        s = SLOT_NAMES.index(slot)
+        keep &= found.differs[:, s]
+        values = analysis.data.table[found.rows, :, s] if len(found) else np.zeros((0, 1))
+        for wanted in (a, b):
+            code = LOOKUP[s].get(wanted) if wanted else None
+            if code is not None:
+                keep &= (values == code).any(axis=1)
+    return np.nonzero(keep)[0]
 
 
-def describe_rows(analysis: RoundAnalysis, rows: list[tuple[int, tuple[str, ...]]]) -> list[ConflictRow]:
-    data = analysis.data
-    ids = [int(data.item_ids[r]) for r, _ in rows]
+def describe_rows(analysis: RoundAnalysis, picks: np.ndarray | list[int]) -> list[ConflictRow]:
+    """The page's conflicts, with item ids, source ids and each coder's values."""
+    data, found = analysis.data, analysis.conflicts
+    picks = [int(p) for p in picks]
+    rows = [int(found.rows[p]) for p in picks]
+    ids = [int(data.item_ids[r]) for r in rows]
     sources = dict(Item.objects.filter(pk__in=ids).values_list("pk", "source_id"))
+    names = np.array(SLOT_NAMES)
     out = []
-    for (r, slots), item_id in zip(rows, ids, strict=True):
+    for p, r, item_id in zip(picks, rows, ids, strict=True):
+        slots = tuple(names[found.differs[p]])
         values = {
-            name: [
-                SLOTS[SLOT_NAMES.index(name)].values[c] if c >= 0 else ""
-                for c in data.table[r, :, SLOT_NAMES.index(name)]
-            ]
+            name: [SLOTS[k].values[c] if c >= 0 else "" for c in data.table[r, :, k]]
             for name in slots
+            for k in [SLOT_NAMES.index(name)]
         }
         out.append(ConflictRow(item_id, sources.get(item_id, ""), slots, values))
     return out

@@ -26,6 +26,7 @@ from annotator.models import (
     Round,
 )
 from annotator.selectors import prefill_for
+from annotator.versions import round_changed
 
 
 class RoundError(ValueError):
@@ -179,6 +180,7 @@ def annotation_submit(
     )
     Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.DONE)
     assignment.status = Assignment.Status.DONE
+    round_changed(assignment.round_id)
     return annotation
 
 
@@ -326,4 +328,5 @@ def pass_import(
         )
         Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.DONE)
         created_count += 1
+    round_changed(round_.pk)
     return PassReport(len(rows), created_count, len(rows) - created_count)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from statistics import median
 from typing import Any
 
 import numpy as np
@@ -226,15 +225,28 @@ def agreement(
     return AgreementReport(slots, int(table.shape[1]), int(table.shape[0]), bootstrap, seed)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Conflicts:
-    """Items where coders differ: ``items[i]`` is the row index, ``slots[i]`` the differing slots."""
+    """Items where coders differ: ``rows`` are their row indices in the table, ``differs`` (one
+    row per conflict, one column per slot) says which slots differ."""
 
-    items: tuple[int, ...]
-    slots: tuple[tuple[str, ...], ...]
+    rows: np.ndarray
+    differs: np.ndarray
     disagreeing_pairs: int
     median_differing_slots: float | None
     per_slot: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def items(self) -> tuple[int, ...]:
+        return tuple(int(i) for i in self.rows)
+
+    @property
+    def slots(self) -> tuple[tuple[str, ...], ...]:
+        names = np.array(SLOT_NAMES)
+        return tuple(tuple(names[row]) for row in self.differs)
+
+    def __len__(self) -> int:
+        return int(self.rows.size)
 
 
 def conflicts(table: np.ndarray) -> Conflicts:
@@ -252,12 +264,11 @@ def conflicts(table: np.ndarray) -> Conflicts:
             differing_per_pair.append(count[count > 0])
     counts = np.concatenate(differing_per_pair) if differing_per_pair else np.zeros(0)
     rows = np.nonzero(differs.any(axis=1))[0]
-    names = np.array(SLOT_NAMES)
     return Conflicts(
-        items=tuple(int(i) for i in rows),
-        slots=tuple(tuple(names[differs[i]]) for i in rows),
+        rows=rows,
+        differs=differs[rows],
         disagreeing_pairs=int(counts.size),
-        median_differing_slots=float(median(counts.tolist())) if counts.size else None,
+        median_differing_slots=float(np.median(counts)) if counts.size else None,
         per_slot={name: int(differs[:, s].sum()) for s, name in enumerate(SLOT_NAMES)},
     )
 

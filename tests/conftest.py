@@ -10,6 +10,18 @@ from annotator.services import round_create
 from tests.factories import PRED, make_items
 
 
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    """Each test starts with empty caches: ids are reused after a rollback, cached values are not."""
+    from django.core.cache import cache
+
+    from adjudication.analytics import _MEMO
+
+    cache.clear()
+    _MEMO.clear()
+    yield
+
+
 def _user(username: str, *roles: str, **extra) -> User:
     user = User.objects.create_user(username=username, password=f"{username}-pw", **extra)
     for role in roles:

@@ -1,0 +1,117 @@
+"""The database half of bench_agreement, run in a subprocess on a throwaway SQLite database:
+python benchmarks/agreement_db.py N_ITEMS. Prints one JSON line of timings."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import django
+
+django.setup()
+
+from django.contrib.auth.models import Group, User  # noqa: E402
+from django.core.cache import cache  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.db import transaction  # noqa: E402
+from django.test import Client  # noqa: E402
+
+from adjudication.analytics import _MEMO, round_analysis  # noqa: E402
+from annotator.models import Annotation, Assignment, Item, ItemSet, ItemSetMember, Round  # noqa: E402
+from benchmarks.bench_agreement import synthetic_table  # noqa: E402
+from nsmcore.schema import SLOTS  # noqa: E402
+
+
+def load(n: int) -> Round:
+    table = synthetic_table(n)
+    with transaction.atomic():
+        Item.objects.bulk_create(
+            [
+                Item(source="bench", source_id=f"b{i}", text=f"text {i}", reference_label="joy")
+                for i in range(n)
+            ],
+            batch_size=5000,
+        )
+        ids = list(Item.objects.filter(source="bench").order_by("id").values_list("id", flat=True))
+        item_set = ItemSet.objects.create(name="bench", size=n)
+        ItemSetMember.objects.bulk_create(
+            [ItemSetMember(item_set=item_set, item_id=i, position=k) for k, i in enumerate(ids)],
+            batch_size=5000,
+        )
+        round_ = Round.objects.create(name="bench", item_set=item_set, mode="blind")
+        for k in range(2):
+            user = User.objects.create_user(f"a{k}")
+            Assignment.objects.bulk_create(
+                [
+                    Assignment(round=round_, item_id=i, annotator=user, position=p, status="done")
+                    for p, i in enumerate(ids)
+                ],
+                batch_size=5000,
+            )
+            by_item = dict(
+                Assignment.objects.filter(round=round_, annotator=user).values_list("item_id", "id")
+            )
+            Annotation.objects.bulk_create(
+                [
+                    Annotation(
+                        assignment_id=by_item[i],
+                        **{slot.name: slot.values[table[p, k, s]] for s, slot in enumerate(SLOTS)},
+                    )
+                    for p, i in enumerate(ids)
+                ],
+                batch_size=5000,
+            )
+    return round_
+
+
+def main() -> None:
+    n = int(sys.argv[1])
+    call_command("migrate", verbosity=0)
+    start = time.perf_counter()
+    round_ = load(n)
+    loaded = time.perf_counter() - start
+    adjudicator = User.objects.create_user("adj", password="x")
+    adjudicator.groups.add(Group.objects.get_or_create(name="adjudicator")[0])
+
+    cache.clear()
+    _MEMO.clear()
+    start = time.perf_counter()
+    analysis = round_analysis(round_)
+    cold = time.perf_counter() - start
+
+    client = Client()
+    client.force_login(adjudicator)
+    url = f"/adjudicate/rounds/{round_.pk}/conflicts/"
+    queries = [
+        {},
+        {"page": 7},
+        {"slot": "agency"},
+        {"slot": "trigger", "a": "none", "b": "nothing"},
+        {"slot": "knowledge", "page": 40},
+        {"page": 900},
+    ]
+    client.get(url)  # the analysis is in memory from the first view on
+    times = []
+    for _ in range(20):
+        for query in queries:
+            t = time.perf_counter()
+            response = client.get(url, query)
+            times.append(time.perf_counter() - t)
+            assert response.status_code == 200, response.status_code
+    times.sort()
+    doc = {
+        "load": loaded,
+        "cold": cold,
+        "p50": times[len(times) // 2],
+        "p95": times[int(len(times) * 0.95)],
+        "conflicts": len(analysis.conflicts),
+    }
+    print(json.dumps(doc))
+
+
+if __name__ == "__main__":
+    main()
