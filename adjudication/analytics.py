@@ -224,15 +224,30 @@ def pass_rows(p: Pass) -> dict[int, tuple]:
     return {row[0]: row[1:] for row in rows}
 
 
+@dataclass(frozen=True)
+class PassComparison:
+    items: int
+    flows: list[Any]
+    report: AgreementReport | None  # raw agreement and alpha per slot between the two passes
+
+
 def pass_flows(a: Pass, b: Pass) -> tuple[int, list[Any]]:
     """Items in both passes, and the directional flows from A to B."""
+    compared = pass_compare(a, b)
+    return compared.items, compared.flows
+
+
+def pass_compare(a: Pass, b: Pass) -> PassComparison:
+    """Two passes over the items both have: directional flows from A to B, and per-slot raw
+    agreement and alpha between them (as if they were two annotators)."""
     rows_a, rows_b = pass_rows(a), pass_rows(b)
     shared = sorted(rows_a.keys() & rows_b.keys())
     if not shared:
-        return 0, []
+        return PassComparison(0, [], None)
     codes_a = _encode(list(zip(*[rows_a[i] for i in shared], strict=True)))
     codes_b = _encode(list(zip(*[rows_b[i] for i in shared], strict=True)))
-    return len(shared), flows(codes_a, codes_b)
+    report = agreement(np.stack([codes_a, codes_b], axis=1), bootstrap=BOOTSTRAP, seed=SEED)
+    return PassComparison(len(shared), flows(codes_a, codes_b), report)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from adjudication.analytics import (
     arms,
     conflict_rows,
     describe_rows,
-    pass_flows,
+    pass_compare,
     passes_for,
     round_analysis,
 )
@@ -200,7 +200,14 @@ def flow_table(request: HttpRequest, round_id: int) -> HttpResponse:
     default_b = own[1].key if len(own) > 1 else default_a
     a: Pass | None = by_key.get(request.GET.get("a", default_a))
     b: Pass | None = by_key.get(request.GET.get("b", default_b))
-    shared, found = pass_flows(a, b) if a and b else (0, [])
+    compared = pass_compare(a, b) if a and b else None
+    shared, found = (compared.items, compared.flows) if compared else (0, [])
+    if request.GET.get("format") == "csv" and request.GET.get("table") == "agreement":
+        report = compared.report if compared else None
+        rows = [[s.slot, s.items, _fmt(s.raw), _fmt(s.alpha), _fmt(s.ci_low), _fmt(s.ci_high), s.undefined]
+                for s in (report.slots if report else [])]  # fmt: skip
+        header = ["slot", "items", "raw_agreement", "alpha", "ci_low", "ci_high", "undefined"]
+        return _csv(f"passes-{round_.name}.csv", header, rows)
     if request.GET.get("format") == "csv":
         rows = [[f.slot, f.a, f.b, f.count, _fmt(f.share_of_a)] for f in found]
         return _csv(
@@ -215,6 +222,7 @@ def flow_table(request: HttpRequest, round_id: int) -> HttpResponse:
         "b_label": b.label(names) if b else "",
         "shared": shared,
         "flows": found,
+        "report": compared.report if compared else None,
     }
     return render(request, "adjudication/flows.html", context)
 
@@ -248,6 +256,24 @@ def anchoring_table(request: HttpRequest, round_id: int) -> HttpResponse:
             for r in rows
         ]
         out.append(["raw agreement between annotators", "", *[_fmt(raw[s]) for s in SLOT_NAMES], ""])
+        if arm:
+            by_slot = {slot: (t, c) for slot, t, c, _, _ in arm["rows"]}
+            out.append(
+                [
+                    f"alpha, prefilled ({round_.name})",
+                    arm["shared"],
+                    *[_fmt(by_slot[s][0]) for s in SLOT_NAMES],
+                    "",
+                ]
+            )
+            out.append(
+                [
+                    f"alpha, blind ({control.name})",
+                    arm["shared"],
+                    *[_fmt(by_slot[s][1]) for s in SLOT_NAMES],
+                    "",
+                ]
+            )
         return _csv(f"anchoring-{round_.name}.csv", header, out)
     context = {
         "round": round_,

@@ -115,13 +115,18 @@ def test_flows_between_annotators_and_against_the_parser(
         ("agency", "i", "someone-else", "2"),
         ("intensity", "plain", "very", "1"),
     }
+    agreement_csv = {**parser_vs_bob, "table": "agreement"}
+    rows = list(csv.DictReader(io.StringIO(adjudicator_client.get(url, agreement_csv).content.decode())))
+    by_slot = {r["slot"]: r for r in rows}
+    assert by_slot["agency"]["raw_agreement"] == "0.5000"
+    assert by_slot["trigger"]["alpha"] == "" and by_slot["trigger"]["undefined"].startswith("no variation")
 
 
 def test_anchoring_shows_retention_beside_agreement_and_the_blind_control(
     adjudicator_client, submitted, blind_round, annotator, other_annotator
 ):
     submit(blind_round, annotator, lambda k, item: dict(PRED))
-    submit(blind_round, other_annotator, lambda k, item: {**PRED, "want": "want"})
+    submit(blind_round, other_annotator, lambda k, item: {**PRED, "want": "not-want" if k < 2 else "want"})
     response = adjudicator_client.get(reverse("anchoring", args=[submitted.pk]), {"control": blind_round.pk})
     page = response.content.decode()
     assert '<td>alice</td><td class="num">4</td>' in page
@@ -138,6 +143,14 @@ def test_anchoring_shows_retention_beside_agreement_and_the_blind_control(
     header, alice, bob, raw = rows
     agency = header.index("agency")
     assert (alice[agency], bob[agency], raw[agency]) == ("1.0000", "0.5000", "0.5000")
+    with_control = adjudicator_client.get(
+        reverse("anchoring", args=[submitted.pk]), {"format": "csv", "control": blind_round.pk}
+    )
+    arm_rows = list(csv.reader(io.StringIO(with_control.content.decode())))[-2:]
+    assert arm_rows[0][0].startswith("alpha, prefilled") and arm_rows[1][0].startswith("alpha, blind")
+    want = header.index("want")
+    assert arm_rows[0][want] == ""  # no variation on want in the prefilled round: undefined
+    assert arm_rows[1][want] != ""
 
 
 def test_the_analysis_is_recomputed_after_a_new_submission(adjudicator_client, submitted, other_annotator):
