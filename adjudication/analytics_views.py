@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
@@ -120,7 +121,6 @@ def dashboard(request: HttpRequest, round_id: int) -> HttpResponse:
         "chart": _chart(report),
         "coders": analysis.data.coder_names,
         "ordinal": bool(analysis.levels),
-        "top_conflict_slots": sorted(analysis.conflicts.per_slot.items(), key=lambda kv: -kv[1])[:5],
     }
     return render(request, "adjudication/dashboard.html", context)
 
@@ -192,8 +192,6 @@ def flow_table(request: HttpRequest, round_id: int) -> HttpResponse:
     round_ = get_object_or_404(Round, pk=round_id)
     passes = passes_for(round_)
     by_key = {p.key: p for p in passes}
-    from django.contrib.auth import get_user_model
-
     names = dict(get_user_model().objects.values_list("pk", "username"))
     own = [p for p in passes if p.round_id == round_.pk]
     default_a = own[0].key if own else ""

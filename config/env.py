@@ -88,3 +88,16 @@ def parse_database_url(url: str, *, base_dir: Path) -> dict[str, Any]:
     raise ConfigError(
         f"DATABASE_URL {url!r}: unsupported scheme {scheme!r}; use sqlite:///path or postgres://..."
     )
+
+
+def filesystem_broker(folder: Path) -> dict[str, object]:
+    """Celery transport options for kombu's filesystem broker in ``folder`` (created here): a
+    broker that needs no server, for `make run` and the tests."""
+    for sub in ("queue", "control"):
+        (folder / sub).mkdir(parents=True, exist_ok=True)
+    return {
+        "data_folder_in": str(folder / "queue"),
+        "data_folder_out": str(folder / "queue"),
+        "control_folder": str(folder / "control"),
+        "polling_interval": 0.25,
+    }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from config.env import env_bool, env_int, env_list, env_str, parse_database_url
+from config.env import env_bool, env_int, env_list, env_str, filesystem_broker, parse_database_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = BASE_DIR / "var"  # runtime files: the default SQLite database, exports
@@ -119,14 +119,7 @@ if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
 else:
     CELERY_BROKER_URL = "filesystem://"
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "data_folder_in": str(NSM_BROKER_DIR / "queue"),
-        "data_folder_out": str(NSM_BROKER_DIR / "queue"),
-        "control_folder": str(NSM_BROKER_DIR / "control"),
-        "polling_interval": 0.25,
-    }
-    for _folder in ("queue", "control"):
-        (NSM_BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = filesystem_broker(NSM_BROKER_DIR)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True

@@ -1,5 +1,6 @@
 """The test suite. Fast password hashing; the database comes from DATABASE_URL as elsewhere."""
 
+from config.env import filesystem_broker
 from config.settings.base import *  # noqa: F403
 
 DEBUG = False
@@ -10,14 +11,7 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 CELERY_TASK_ALWAYS_EAGER = True
 # Their own broker folder, so a test's messages never reach a `make run` worker (and back).
 NSM_BROKER_DIR = VAR_DIR / "test-broker"  # noqa: F405
-CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "data_folder_in": str(NSM_BROKER_DIR / "queue"),
-    "data_folder_out": str(NSM_BROKER_DIR / "queue"),
-    "control_folder": str(NSM_BROKER_DIR / "control"),
-    "polling_interval": 0.25,
-}
-for _folder in ("queue", "control"):
-    (NSM_BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
+CELERY_BROKER_TRANSPORT_OPTIONS = filesystem_broker(NSM_BROKER_DIR)
 CELERY_TASK_EAGER_PROPAGATES = True
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
     # A file, not memory: a real worker process started by a browser test reads the same database.
