@@ -45,6 +45,11 @@ def adjudicator(db) -> User:
 
 
 @pytest.fixture
+def other_adjudicator(db) -> User:
+    return _user("dave", ADJUDICATOR)
+
+
+@pytest.fixture
 def admin_user(db) -> User:
     return _user("dana", ADMIN, is_staff=True)
 

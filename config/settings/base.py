@@ -143,3 +143,8 @@ NSM_OPENAI_MODE = env_str("NSM_OPENAI_MODE", "schema")
 NSM_OPENAI_TIMEOUT = env_int("NSM_OPENAI_TIMEOUT", 60)
 NSM_OPENAI_CONCURRENCY = env_int("NSM_OPENAI_CONCURRENCY", 4)
 NSM_OPENAI_RETRIES = env_int("NSM_OPENAI_RETRIES", 3)
+
+# Convention votes: decided once this many adjudicators have voted, accepted when more than this
+# share of the votes approve.
+NSM_CONVENTION_QUORUM = env_int("NSM_CONVENTION_QUORUM", 2)
+NSM_CONVENTION_MAJORITY = float(env_str("NSM_CONVENTION_MAJORITY", "0.5"))
