@@ -1,6 +1,6 @@
 from django.urls import path
 
-from adjudication import analytics_api, analytics_views
+from adjudication import analytics_api, analytics_views, gold_views
 
 urlpatterns = [
     path("adjudicate/", analytics_views.rounds, name="adjudicate"),
@@ -17,4 +17,31 @@ urlpatterns = [
     path("api/rounds/<int:round_id>/conflicts/", analytics_api.ConflictList.as_view(), name="api_conflicts"),
     path("api/rounds/<int:round_id>/flows/", analytics_api.Flows.as_view(), name="api_flows"),
     path("api/rounds/<int:round_id>/anchoring/", analytics_api.Anchoring.as_view(), name="api_anchoring"),
+]
+
+urlpatterns += [
+    path("adjudicate/conventions/", gold_views.conventions, name="conventions"),
+    path("adjudicate/conventions/<int:convention_id>/", gold_views.convention_detail, name="convention"),
+    path(
+        "adjudicate/conventions/<int:convention_id>/vote/",
+        gold_views.convention_vote_view,
+        name="convention_vote",
+    ),
+    path(
+        "adjudicate/conventions/<int:convention_id>/apply/",
+        gold_views.convention_apply_view,
+        name="convention_apply",
+    ),
+    path(
+        "adjudicate/conventions/<int:convention_id>/revise/",
+        gold_views.convention_revise_view,
+        name="convention_revise",
+    ),
+    path(
+        "adjudicate/conventions/<int:convention_id>/withdraw/",
+        gold_views.convention_withdraw_view,
+        name="convention_withdraw",
+    ),
+    path("adjudicate/rounds/<int:round_id>/gold/", gold_views.gold_list, name="gold_list"),
+    path("adjudicate/rounds/<int:round_id>/gold/<int:item_id>/", gold_views.gold_item, name="gold_item"),
 ]

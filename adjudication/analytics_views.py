@@ -174,7 +174,15 @@ def item_view(request: HttpRequest, round_id: int, item_id: int) -> HttpResponse
     rows = []
     for slot in SLOTS:
         given = [getattr(a, slot.name) for a in annotations]
-        rows.append({"slot": slot.name, "values": given, "differs": len(set(given)) > 1})
+        distinct = sorted(set(given), key=slot.values.index)
+        rows.append(
+            {
+                "slot": slot.name,
+                "values": given,
+                "differs": len(distinct) > 1,
+                "pair": distinct if len(distinct) == 2 else None,  # a directional conflict
+            }
+        )
     context = {
         "round": round_,
         "item": item,

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.apps import apps
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -60,7 +61,10 @@ def guidelines(request: HttpRequest) -> HttpResponse:
         }
         for slot in SLOTS
     ]
-    return render(request, "annotator/guidelines.html", {"slots": slots})
+    # accepted conventions join the guidelines (the adjudication app owns them)
+    convention = apps.get_model("adjudication", "Convention")
+    conventions = convention.objects.filter(status="accepted").order_by("number")
+    return render(request, "annotator/guidelines.html", {"slots": slots, "conventions": conventions})
 
 
 @login_required

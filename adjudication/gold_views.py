@@ -1,0 +1,272 @@
+"""Adjudicators' pages for conventions and gold. Everyone with the adjudicator or admin role reads
+them; only adjudicators propose, vote, apply and resolve."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from adjudication.gold import (
+    AdjudicationError,
+    acceptance_rule,
+    convention_apply,
+    convention_matches,
+    convention_propose,
+    convention_revise,
+    convention_vote,
+    convention_withdraw,
+    gold_resolve,
+    gold_sync,
+)
+from adjudication.models import Convention, GoldItem, Vote
+from annotator.models import Annotation, Round
+from annotator.roles import ADJUDICATOR, ADMIN, has_role, require_role
+from nsmcore.schema import SLOT_NAMES, SLOTS
+
+PAGE_SIZE = 50
+
+
+class ProposeForm(forms.Form):
+    round = forms.ModelChoiceField(Round.objects.order_by("name"))
+    slot = forms.ChoiceField(choices=[(s, s) for s in SLOT_NAMES])
+    value_a = forms.CharField(max_length=32)
+    value_b = forms.CharField(max_length=32)
+    chosen = forms.CharField(max_length=32, help_text="the value the slot takes: one of the two")
+    rule = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), help_text="the convention in words")
+
+
+@require_role(ADJUDICATOR, ADMIN)
+def conventions(request: HttpRequest) -> HttpResponse:
+    initial = {
+        k: request.GET[k] for k in ("round", "slot", "value_a", "value_b", "chosen") if k in request.GET
+    }
+    form = ProposeForm(request.POST or None, initial=initial)
+    status = 200
+    if request.method == "POST":
+        if not has_role(request.user, ADJUDICATOR):
+            return HttpResponse("only adjudicators propose conventions", status=403)
+        if form.is_valid():
+            data = form.cleaned_data
+            source = {k: request.POST[k] for k in ("from", "item") if request.POST.get(k)}
+            try:
+                convention = convention_propose(
+                    user=request.user, round_=data["round"], slot=data["slot"], value_a=data["value_a"],
+                    value_b=data["value_b"], chosen=data["chosen"], rule=data["rule"], source=source,
+                )  # fmt: skip
+            except AdjudicationError as error:
+                form.add_error(None, str(error))
+                status = 400
+            else:
+                messages.success(
+                    request, f"{convention.label} proposed; it needs the votes of other adjudicators."
+                )
+                return redirect("convention", convention.pk)
+        else:
+            status = 400
+    rows = Convention.objects.select_related("proposer", "round").prefetch_related("votes")
+    quorum, majority = acceptance_rule()
+    context = {
+        "form": form,
+        "conventions": rows,
+        "quorum": quorum,
+        "majority": majority,
+        "source": request.GET,
+    }
+    return render(request, "adjudication/conventions.html", context, status=status)
+
+
+@require_role(ADJUDICATOR, ADMIN)
+def convention_detail(request: HttpRequest, convention_id: int) -> HttpResponse:
+    convention = get_object_or_404(Convention.objects.select_related("proposer", "round"), pk=convention_id)
+    votes = Vote.objects.filter(convention=convention).select_related("adjudicator").order_by("created_at")
+    matches = convention_matches(convention) if convention.status in ("accepted", "proposed") else []
+    quorum, majority = acceptance_rule()
+    context = {
+        "convention": convention,
+        "votes": votes,
+        "voted": votes.filter(adjudicator=request.user).exists(),
+        "can_act": has_role(request.user, ADJUDICATOR),
+        "matches": matches[:200],
+        "match_count": len(matches),
+        "versions": Convention.objects.filter(number=convention.number).order_by("-version"),
+        "quorum": quorum,
+        "majority": majority,
+    }
+    return render(request, "adjudication/convention.html", context)
+
+
+def _act(request: HttpRequest, convention_id: int, action) -> HttpResponse:
+    convention = get_object_or_404(Convention, pk=convention_id)
+    try:
+        message = action(convention)
+    except AdjudicationError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, message)
+    return redirect("convention", convention_id)
+
+
+@require_POST
+@require_role(ADJUDICATOR)
+def convention_vote_view(request: HttpRequest, convention_id: int) -> HttpResponse:
+    def vote(convention: Convention) -> str:
+        approve = request.POST.get("approve") == "yes"
+        after = convention_vote(
+            user=request.user, convention=convention, approve=approve, comment=request.POST.get("comment", "")
+        )
+        return f"Vote recorded; {after.label} is {after.status}."
+
+    return _act(request, convention_id, vote)
+
+
+@require_POST
+@require_role(ADJUDICATOR)
+def convention_apply_view(request: HttpRequest, convention_id: int) -> HttpResponse:
+    def apply(convention: Convention) -> str:
+        n = convention_apply(user=request.user, convention=convention)
+        return f"{convention.label} applied: {n} item{'s' if n != 1 else ''} settled."
+
+    return _act(request, convention_id, apply)
+
+
+@require_POST
+@require_role(ADJUDICATOR)
+def convention_revise_view(request: HttpRequest, convention_id: int) -> HttpResponse:
+    convention = get_object_or_404(Convention, pk=convention_id)
+    try:
+        revision = convention_revise(
+            user=request.user, convention=convention, chosen=request.POST.get("chosen", ""),
+            rule=request.POST.get("rule", ""),
+        )  # fmt: skip
+    except AdjudicationError as error:
+        messages.error(request, str(error))
+        return redirect("convention", convention_id)
+    messages.success(
+        request, f"{revision.label} proposed; items settled by earlier versions are marked for review."
+    )
+    return redirect("convention", revision.pk)
+
+
+@require_POST
+@require_role(ADJUDICATOR)
+def convention_withdraw_view(request: HttpRequest, convention_id: int) -> HttpResponse:
+    def withdraw(convention: Convention) -> str:
+        return f"{convention_withdraw(user=request.user, convention=convention).label} withdrawn."
+
+    return _act(request, convention_id, withdraw)
+
+
+@require_role(ADJUDICATOR, ADMIN)
+def gold_list(request: HttpRequest, round_id: int) -> HttpResponse:
+    round_ = get_object_or_404(Round, pk=round_id)
+    gold_sync(round_)
+    rows = GoldItem.objects.filter(round=round_).select_related("item").prefetch_related("construals")
+    status, label, source = (
+        request.GET.get("status", ""),
+        request.GET.get("label", ""),
+        request.GET.get("source", ""),
+    )
+    total = rows.count()
+    resolved = rows.filter(status=GoldItem.Status.RESOLVED).count()
+    if status == "review":
+        rows = rows.filter(needs_review=True)
+    elif status in ("open", "resolved"):
+        rows = rows.filter(status=status)
+    if label:
+        rows = rows.filter(construals__index=1, construals__label=label)
+    records = []
+    for gold in rows.order_by("item__source_id"):
+        construals = list(gold.construals.all())
+        sources = {p.get("source") for c in construals for p in c.provenance.values()}
+        if source and source not in sources:
+            continue
+        records.append({"gold": gold, "construals": construals, "sources": sorted(sources)})
+    page = Paginator(records, PAGE_SIZE).get_page(request.GET.get("page"))
+    labels = sorted(
+        {
+            c.label
+            for g in GoldItem.objects.filter(round=round_).prefetch_related("construals")
+            for c in g.construals.all()
+            if c.label
+        }
+    )
+    context = {
+        "round": round_,
+        "page": page,
+        "total": total,
+        "resolved": resolved,
+        "percent": int(100 * resolved / total) if total else 0,
+        "status": status,
+        "label": label,
+        "source": source,
+        "labels": labels,
+        "slots": SLOT_NAMES,
+    }
+    return render(request, "adjudication/gold_list.html", context)
+
+
+@require_role(ADJUDICATOR, ADMIN)
+def gold_item(request: HttpRequest, round_id: int, item_id: int) -> HttpResponse:
+    round_ = get_object_or_404(Round, pk=round_id)
+    gold_sync(round_)
+    gold = get_object_or_404(GoldItem.objects.select_related("item"), round=round_, item_id=item_id)
+    if request.method == "POST":
+        if not has_role(request.user, ADJUDICATOR):
+            return HttpResponse("only adjudicators resolve items", status=403)
+        values = {name: request.POST[name] for name in SLOT_NAMES if request.POST.get(name)}
+        second = None
+        if request.POST.get("two_construals"):
+            second = {
+                name: request.POST[f"second_{name}"]
+                for name in SLOT_NAMES
+                if request.POST.get(f"second_{name}")
+            }
+        try:
+            gold_resolve(
+                user=request.user, gold=gold, values=values, second=second, why=request.POST.get("why", "")
+            )
+        except AdjudicationError as error:
+            messages.error(request, str(error))
+        else:
+            messages.success(request, f"{gold.item.source_id} resolved.")
+            return redirect("gold_list", round_id)
+    annotations = list(
+        Annotation.objects.filter(
+            assignment__round=round_, assignment__item_id=item_id, assignment__status="done"
+        )
+        .select_related("assignment__annotator")
+        .order_by("assignment__annotator__username")
+    )
+    construals = list(gold.construals.all())
+    first = construals[0]
+    second = construals[1] if len(construals) > 1 else None
+    rows = []
+    for slot in SLOTS:
+        given = [getattr(a, slot.name) for a in annotations]
+        rows.append(
+            {
+                "slot": slot.name,
+                "values": given,
+                "choices": slot.values,
+                "current": first.slots.get(slot.name),
+                "second": second.slots.get(slot.name) if second else None,
+                "provenance": first.provenance.get(slot.name),
+                "differs": len(set(given)) > 1,
+            }
+        )
+    context = {
+        "round": round_,
+        "gold": gold,
+        "item": gold.item,
+        "text": gold.item.text_for(round_.text_field),
+        "annotations": annotations,
+        "rows": rows,
+        "construals": construals,
+        "changes": gold.changes.select_related("who").order_by("-at", "-id")[:50],
+        "can_act": has_role(request.user, ADJUDICATOR),
+    }
+    return render(request, "adjudication/gold_item.html", context)

@@ -1,0 +1,124 @@
+"""The convention and gold pages: who may do what, and what a page shows after each step."""
+
+import pytest
+from django.urls import reverse
+
+from adjudication.gold import convention_propose, convention_vote, gold_sync
+from adjudication.models import Convention, GoldItem
+from annotator.models import Assignment
+from annotator.services import annotation_submit
+from tests.explications import PRED
+
+
+@pytest.fixture
+def submitted(prefilled_round, annotator, other_annotator):
+    changes = {0: {"agency": "someone-else"}, 1: {"agency": "someone-else"}, 2: {"intensity": "very"}}
+    for user, diff in ((annotator, {}), (other_annotator, changes)):
+        for k, a in enumerate(
+            Assignment.objects.filter(round=prefilled_round, annotator=user).order_by("item_id")
+        ):
+            annotation_submit(assignment=a, user=user, values={**PRED, **diff.get(k, {})}, base_version=0)
+    return prefilled_round
+
+
+@pytest.fixture
+def accepted(submitted, adjudicator, other_adjudicator):
+    convention = convention_propose(
+        user=adjudicator, round_=submitted, slot="agency", value_a="someone-else", value_b="i", chosen="i",
+        rule="Only an explicit other doer makes agency someone-else.",
+    )  # fmt: skip
+    for user in (adjudicator, other_adjudicator):
+        convention = convention_vote(user=user, convention=convention, approve=True)
+    return convention
+
+
+@pytest.mark.parametrize("persona", ["annotator", "outsider"])
+def test_annotators_see_none_of_it(client, persona, request, accepted, submitted):
+    client.force_login(request.getfixturevalue(persona))
+    gold_sync(submitted)
+    item = GoldItem.objects.filter(round=submitted).first().item_id
+    for url in [
+        reverse("conventions"),
+        reverse("convention", args=[accepted.pk]),
+        reverse("gold_list", args=[submitted.pk]),
+        reverse("gold_item", args=[submitted.pk, item]),
+    ]:
+        assert client.get(url).status_code == 403, url
+    for name in ("convention_vote", "convention_apply", "convention_revise", "convention_withdraw"):
+        assert client.post(reverse(name, args=[accepted.pk]), {"approve": "yes"}).status_code == 403, name
+    assert client.post(reverse("gold_item", args=[submitted.pk, item]), {"agency": "i"}).status_code == 403
+    assert client.post(reverse("conventions"), {"slot": "body"}).status_code == 403
+    accepted.refresh_from_db()
+    assert accepted.applied_at is None
+
+
+def test_admins_read_but_only_adjudicators_act(client, admin_user, accepted, submitted):
+    client.force_login(admin_user)
+    assert client.get(reverse("convention", args=[accepted.pk])).status_code == 200
+    assert client.post(reverse("convention_apply", args=[accepted.pk])).status_code == 403
+    assert client.post(reverse("conventions"), {"slot": "body"}).status_code == 403
+
+
+def test_a_flow_link_prefills_the_proposal_and_the_page_proposes(
+    client, adjudicator, submitted, other_annotator
+):
+    client.force_login(adjudicator)
+    flows = client.get(reverse("flows", args=[submitted.pk])).content.decode()
+    assert "propose a convention" in flows
+    url = (
+        reverse("conventions")
+        + f"?round={submitted.pk}&slot=agency&value_a=i&value_b=someone-else&chosen=someone-else&from=flow"
+    )
+    page = client.get(url).content.decode()
+    assert 'value="someone-else"' in page and "From a flow" in page
+    response = client.post(reverse("conventions"), {
+        "round": submitted.pk, "slot": "agency", "value_a": "i", "value_b": "someone-else", "chosen": "i",
+        "rule": "The writer's own act takes agency=i.", "from": "flow",
+    })  # fmt: skip
+    convention = Convention.objects.get()
+    assert response.status_code == 302 and response["Location"] == reverse("convention", args=[convention.pk])
+    assert convention.source == {"from": "flow"}
+    bad = client.post(reverse("conventions"), {
+        "round": submitted.pk, "slot": "agency", "value_a": "i", "value_b": "someone-else",
+        "chosen": "no-one", "rule": "x",
+    })  # fmt: skip
+    assert bad.status_code == 400 and "the chosen value must be i or someone-else" in bad.content.decode()
+
+
+def test_vote_preview_apply_and_the_guidelines_list_the_convention(
+    client, adjudicator, other_adjudicator, submitted
+):
+    convention = convention_propose(
+        user=adjudicator, round_=submitted, slot="agency", value_a="i", value_b="someone-else", chosen="i",
+        rule="The writer's own act takes agency=i.",
+    )  # fmt: skip
+    for user in (adjudicator, other_adjudicator):
+        client.force_login(user)
+        client.post(reverse("convention_vote", args=[convention.pk]), {"approve": "yes", "comment": "agreed"})
+    page = client.get(reverse("convention", args=[convention.pk])).content.decode()
+    assert 'id="convention-status">accepted' in page
+    assert "Preview: 2 conflicts it settles" in page and "i / someone-else" in page
+    client.post(reverse("convention_apply", args=[convention.pk]))
+    gold = client.get(reverse("gold_list", args=[submitted.pk])).content.decode()
+    assert "<strong>3 / 4</strong> resolved" in gold
+    assert "convention C1 v1 by dave" in gold  # dave applied it
+    guidelines = client.get(reverse("guidelines")).content.decode()
+    assert "C1 v1" in guidelines and "The writer&#x27;s own act takes agency=i." in guidelines
+
+
+def test_resolving_by_hand_through_the_page(client, adjudicator, submitted):
+    client.force_login(adjudicator)
+    gold_sync(submitted)
+    gold = GoldItem.objects.get(round=submitted, item__source_id="t3-0")
+    url = reverse("gold_item", args=[submitted.pk, gold.item_id])
+    page = client.get(url).content.decode()
+    assert "<em>unresolved</em>" in page
+    missing = client.post(url, {"body": "no"}, follow=True).content.decode()
+    assert "choose a value for every unresolved slot: intensity" in missing
+    response = client.post(
+        url, {"intensity": "plain", "two_construals": "1", "second_intensity": "very", "why": "both"}
+    )
+    assert response.status_code == 302
+    listing = client.get(reverse("gold_list", args=[submitted.pk]), {"status": "resolved"}).content.decode()
+    assert "two construals; pivotal: intensity" in listing
+    assert "pride | pride" in listing
