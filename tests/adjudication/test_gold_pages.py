@@ -122,3 +122,19 @@ def test_resolving_by_hand_through_the_page(client, adjudicator, submitted):
     listing = client.get(reverse("gold_list", args=[submitted.pk]), {"status": "resolved"}).content.decode()
     assert "two construals; pivotal: intensity" in listing
     assert "pride | pride" in listing
+
+
+def test_revising_through_the_page_makes_a_new_version_and_flags_the_items(
+    client, adjudicator, accepted, submitted
+):
+    client.force_login(adjudicator)
+    client.post(reverse("convention_apply", args=[accepted.pk]))
+    response = client.post(
+        reverse("convention_revise", args=[accepted.pk]), {"chosen": "someone-else", "rule": "Revised."}
+    )
+    revision = Convention.objects.get(number=accepted.number, version=2)
+    assert response["Location"] == reverse("convention", args=[revision.pk])
+    page = client.get(response["Location"]).content.decode()
+    assert "a revision of C1 v1" in page and "C1 v2" in page
+    flagged = client.get(reverse("gold_list", args=[submitted.pk]), {"status": "review"}).content.decode()
+    assert flagged.count("to review</span>") == 2

@@ -1,0 +1,84 @@
+"""Two adjudicators turn conflicts into gold: one proposes a convention from a flow, the other
+votes, the preview shows the conflicts it matches, applying resolves them, the remaining item is
+resolved by hand, and the gold list shows both with their provenance and routed labels."""
+
+import pytest
+from playwright.sync_api import expect
+
+from annotator.models import Assignment
+from annotator.services import annotation_submit
+from tests.explications import PRED
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def submitted(prefilled_round, annotator, other_annotator):
+    changes = {0: {"agency": "someone-else"}, 1: {"agency": "someone-else"}, 2: {"intensity": "very"}}
+    for user, diff in ((annotator, {}), (other_annotator, changes)):
+        for k, a in enumerate(
+            Assignment.objects.filter(round=prefilled_round, annotator=user).order_by("item_id")
+        ):
+            annotation_submit(assignment=a, user=user, values={**PRED, **diff.get(k, {})}, base_version=0)
+    return prefilled_round
+
+
+def log_in(page, live_server, username):
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", f"{username}-pw")
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{live_server.url}/")
+
+
+def test_two_adjudicators_settle_conflicts_into_gold(
+    browser, page, live_server, submitted, adjudicator, other_adjudicator
+):
+    # carol proposes from the flow "alice says i where bob says someone-else"
+    log_in(page, live_server, "carol")
+    page.goto(f"{live_server.url}/adjudicate/rounds/{submitted.pk}/flows/")
+    page.click("tr[data-flow='agency:i:someone-else'] a.propose")
+    expect(page.locator("#propose-form")).to_contain_text("From a flow")
+    page.fill("#propose-form input[name=chosen]", "i")
+    page.fill("#propose-form textarea[name=rule]", "The writer's own doing keeps agency=i.")
+    page.click("#propose-form button[type=submit]")
+    expect(page.locator("#convention-status")).to_have_text("proposed")
+    page.check("#vote-form input[value=yes]")
+    page.click("#vote-form button[type=submit]")
+    expect(page.locator("#votes")).to_contain_text("carol: approve")
+
+    # dave votes in his own browser
+    context = browser.new_context()
+    other = context.new_page()
+    other.set_default_timeout(10_000)
+    log_in(other, live_server, "dave")
+    other.goto(f"{live_server.url}/adjudicate/conventions/")
+    other.click("tr[data-convention='C1 v1'] a")
+    other.fill("#vote-form input[name=comment]", "matches the guidelines")
+    other.click("#vote-form button[type=submit]")
+    expect(other.locator("#convention-status")).to_have_text("accepted")
+
+    # the preview shows the matched conflicts; applying resolves them
+    expect(other.locator("#preview tbody tr")).to_have_count(2)
+    expect(other.locator("#preview")).to_contain_text("i / someone-else")
+    other.click("#apply")
+    expect(other.locator(".messages")).to_contain_text("C1 v1 applied: 2 items settled")
+    context.close()
+
+    # carol resolves the remaining conflict by hand
+    page.goto(f"{live_server.url}/adjudicate/rounds/{submitted.pk}/gold/")
+    expect(page.locator("#gold-progress")).to_contain_text("3 / 4")
+    page.click("#gold-table tr[data-item='t3-0'] >> text=resolve")
+    expect(page.locator("#gold-slots tr[data-slot=intensity]")).to_contain_text("unresolved")
+    page.select_option("#gold-slots select[name=intensity]", "plain")
+    page.fill("input[name=why]", "no intensity word in the masked text")
+    page.click("#resolve")
+
+    expect(page.locator("#gold-progress")).to_contain_text("4 / 4")
+    by_convention = page.locator("#gold-table tr[data-item='t1-0']")
+    expect(by_convention.locator(".provenance")).to_contain_text("agency convention C1 v1 by dave")
+    expect(by_convention.locator(".label")).to_have_text("pride")
+    by_hand = page.locator("#gold-table tr[data-item='t3-0']")
+    expect(by_hand.locator(".provenance")).to_contain_text("intensity adjudicated by carol")
+    expect(by_hand.locator(".label")).to_have_text("pride")
+    expect(page.locator("#gold-table tr[data-item='t4-0'] .provenance")).to_have_text("unanimous")
