@@ -270,20 +270,45 @@ def route_codes(codes: np.ndarray, rule_set: RuleSet | None = None) -> tuple[np.
 def route_batch(objs: Sequence[Any], rule_set: RuleSet | None = None) -> list[Routing]:
     """Route many explications at once; the same answers as :func:`route` on each."""
     rule_set = rule_set or load_rule_set()
-    checked = [check(obj) for obj in objs]
+    # Corpora repeat explications (the space is small): check and route each distinct one once.
+    keys = [_memo_key(obj) for obj in objs]
+    distinct: dict[Any, int] = {}
+    todo: list[Any] = []
+    for obj, key in zip(objs, keys, strict=True):
+        if key is None or key not in distinct:
+            if key is not None:
+                distinct[key] = len(todo)
+            todo.append(obj)
+    checked = [check(obj) for obj in todo]
     legal = [e for e, problems in checked if e is not None and not problems]
     masks = fired_masks(encode(legal), rule_set) if legal else np.zeros(0, dtype=np.uint64)
-    out: list[Routing] = []
+    routed: list[Routing] = []
     legal_position = 0
     for explication, problems in checked:
         if explication is None or problems:
-            out.append(Routing(ABSTAIN, None, (), ILLEGAL, rule_set.version, tuple(problems)))
+            routed.append(Routing(ABSTAIN, None, (), ILLEGAL, rule_set.version, tuple(problems)))
             continue
         mask = int(masks[legal_position])
         legal_position += 1
         fired_indices = [k for k in range(len(rule_set.rules)) if mask >> k & 1]
-        out.append(_decide(explication, fired_indices, rule_set))
+        routed.append(_decide(explication, fired_indices, rule_set))
+    out: list[Routing] = []
+    position = 0
+    for key in keys:
+        if key is None or distinct[key] == position:
+            out.append(routed[position])
+            position += 1
+        else:
+            out.append(routed[distinct[key]])
     return out
+
+
+def _memo_key(obj: Any) -> Any:
+    if isinstance(obj, Explication):
+        return obj
+    if isinstance(obj, Mapping) and all(isinstance(v, str) for v in obj.values()):
+        return tuple(obj.items())  # the same items in another order only miss the memo
+    return None
 
 
 def popcount(masks: np.ndarray) -> np.ndarray:

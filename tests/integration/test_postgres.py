@@ -52,7 +52,7 @@ def test_migrate_seed_and_log_in_on_a_fresh_postgresql_database(fresh_database):
     assert result.stdout.split() == ["postgresql", "200", "200"]
 
 
-def test_the_app_annotator_and_jobs_suites_pass_on_postgresql(postgres_admin_url):
+def test_the_app_suites_pass_on_postgresql(postgres_admin_url):
     base = postgres_admin_url.rsplit("/", 1)[0]
     # pytest-django creates and drops test_<name> itself.
     env = _env(f"{base}/nsm_suite_{os.getpid()}")
@@ -64,6 +64,7 @@ def test_the_app_annotator_and_jobs_suites_pass_on_postgresql(postgres_admin_url
             "tests/app",
             "tests/annotator",
             "tests/jobs",
+            "tests/adjudication",
             "-q",
             "-p",
             "no:cacheprovider",

@@ -211,3 +211,20 @@ def test_load_rule_set_from_a_file_and_unknown_versions(tmp_path):
     (tmp_path / "broken.json").write_text("{")
     with pytest.raises(RuleSetError, match="not valid JSON"):
         load_rule_set(tmp_path / "broken.json")
+
+
+def test_route_batch_checks_repeated_explications_once_with_the_same_answers():
+    from nsmcore.mapper import route, route_batch
+    from tests.explications import PRIDE
+
+    sad = PRIDE.replace(evaluation="feel-bad", eval_target="event")
+    objs = [
+        PRIDE.slots(),
+        sad,
+        PRIDE.slots(),
+        {**PRIDE.slots(), "body": 3},
+        sad,
+        {"trigger": "x"},
+        PRIDE.slots(),
+    ]
+    assert route_batch(objs) == [route(o) for o in objs]
