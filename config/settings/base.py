@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from config.env import env_bool, env_int, env_list, env_str, filesystem_broker, parse_database_url
+from config.env import (
+    env_bool,
+    env_float,
+    env_int,
+    env_list,
+    env_str,
+    filesystem_broker,
+    parse_database_url,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = BASE_DIR / "var"  # runtime files: the default SQLite database, exports
@@ -147,4 +155,4 @@ NSM_OPENAI_RETRIES = env_int("NSM_OPENAI_RETRIES", 3)
 # Convention votes: decided once this many adjudicators have voted, accepted when more than this
 # share of the votes approve.
 NSM_CONVENTION_QUORUM = env_int("NSM_CONVENTION_QUORUM", 2)
-NSM_CONVENTION_MAJORITY = float(env_str("NSM_CONVENTION_MAJORITY", "0.5"))
+NSM_CONVENTION_MAJORITY = env_float("NSM_CONVENTION_MAJORITY", 0.5)

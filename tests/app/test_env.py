@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from config.env import ConfigError, env_bool, env_int, env_list, env_str, parse_database_url
+from config.env import ConfigError, env_bool, env_float, env_int, env_list, env_str, parse_database_url
 
 BASE = Path("/srv/app")
 
@@ -30,6 +30,15 @@ def test_env_int_and_list_and_str(monkeypatch):
         env_int("N", 0)
     with pytest.raises(ConfigError, match="UNSET_SECRET must be set"):
         env_str("UNSET_SECRET")
+
+
+def test_env_float(monkeypatch):
+    monkeypatch.setenv("SHARE", "0.66")
+    assert env_float("SHARE", 0.5) == 0.66
+    assert env_float("UNSET_SHARE", 0.5) == 0.5
+    monkeypatch.setenv("SHARE", "two thirds")
+    with pytest.raises(ConfigError, match="SHARE='two thirds' is not a number"):
+        env_float("SHARE", 0.5)
 
 
 def test_sqlite_urls_relative_absolute_and_memory():
