@@ -17,55 +17,20 @@ django.setup()
 from django.contrib.auth.models import Group, User  # noqa: E402
 from django.core.cache import cache  # noqa: E402
 from django.core.management import call_command  # noqa: E402
-from django.db import transaction  # noqa: E402
 from django.test import Client  # noqa: E402
 
 from adjudication.analytics import _MEMO, round_analysis  # noqa: E402
-from annotator.models import Annotation, Assignment, Item, ItemSet, ItemSetMember, Round  # noqa: E402
+from annotator.models import Round  # noqa: E402
 from benchmarks.bench_agreement import synthetic_table  # noqa: E402
+from benchmarks.bulk import finished_round  # noqa: E402
 from nsmcore.schema import SLOTS  # noqa: E402
 
 
 def load(n: int) -> Round:
     table = synthetic_table(n)
-    with transaction.atomic():
-        Item.objects.bulk_create(
-            [
-                Item(source="bench", source_id=f"b{i}", text=f"text {i}", reference_label="joy")
-                for i in range(n)
-            ],
-            batch_size=5000,
-        )
-        ids = list(Item.objects.filter(source="bench").order_by("id").values_list("id", flat=True))
-        item_set = ItemSet.objects.create(name="bench", size=n)
-        ItemSetMember.objects.bulk_create(
-            [ItemSetMember(item_set=item_set, item_id=i, position=k) for k, i in enumerate(ids)],
-            batch_size=5000,
-        )
-        round_ = Round.objects.create(name="bench", item_set=item_set, mode="blind")
-        for k in range(2):
-            user = User.objects.create_user(f"a{k}")
-            Assignment.objects.bulk_create(
-                [
-                    Assignment(round=round_, item_id=i, annotator=user, position=p, status="done")
-                    for p, i in enumerate(ids)
-                ],
-                batch_size=5000,
-            )
-            by_item = dict(
-                Assignment.objects.filter(round=round_, annotator=user).values_list("item_id", "id")
-            )
-            Annotation.objects.bulk_create(
-                [
-                    Annotation(
-                        assignment_id=by_item[i],
-                        **{slot.name: slot.values[table[p, k, s]] for s, slot in enumerate(SLOTS)},
-                    )
-                    for p, i in enumerate(ids)
-                ],
-                batch_size=5000,
-            )
-    return round_
+    return finished_round(
+        n, lambda p, k: {slot.name: slot.values[table[p, k, s]] for s, slot in enumerate(SLOTS)}
+    )
 
 
 def main() -> None:

@@ -11,17 +11,12 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import figure
+from benchmarks.common import figure, run_on_fresh_sqlite
 
 ROOT = Path(__file__).resolve().parent.parent
 N_ITEMS = 100_000
@@ -61,26 +56,7 @@ def bench_library() -> list[dict]:
 
 def bench_database(quick: bool) -> list[dict]:
     n = 20_000 if quick else N_ITEMS
-    with tempfile.TemporaryDirectory() as folder:
-        env = {
-            **os.environ,
-            "DJANGO_SETTINGS_MODULE": "config.settings.dev",
-            "DEBUG": "0",
-            "DATABASE_URL": f"sqlite:///{folder}/bench.sqlite3",
-            "NSM_BROKER_DIR": f"{folder}/broker",
-            "PYTHONPATH": str(ROOT),
-            "ALLOWED_HOSTS": "testserver",
-        }
-        out = subprocess.run(
-            [sys.executable, str(ROOT / "benchmarks" / "agreement_db.py"), str(n)],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-        )
-    if out.returncode:
-        raise RuntimeError(out.stderr[-3000:])
-    r = json.loads(out.stdout.strip().splitlines()[-1])
+    r = run_on_fresh_sqlite(ROOT / "benchmarks" / "agreement_db.py", str(n))
     return [
         figure(f"round analysis from SQLite, cold, {n:,} items x 2 annotators", round(r["cold"], 3), "s"),
         figure(

@@ -73,3 +73,29 @@ def figure(name: str, value: float, unit: str, target: str | None = None, met: b
         out["target"] = target
         out["met"] = met
     return out
+
+
+def run_on_fresh_sqlite(script: Path, *args: str) -> dict[str, Any]:
+    """Run a benchmark script in a subprocess on a throwaway SQLite database (and broker folder);
+    it prints one JSON line of timings, returned here."""
+    import subprocess
+    import sys
+    import tempfile
+
+    root = Path(__file__).resolve().parent.parent
+    with tempfile.TemporaryDirectory() as folder:
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "config.settings.dev",
+            "DEBUG": "0",
+            "DATABASE_URL": f"sqlite:///{folder}/bench.sqlite3",
+            "NSM_BROKER_DIR": f"{folder}/broker",
+            "PYTHONPATH": str(root),
+            "ALLOWED_HOSTS": "testserver",
+        }
+        out = subprocess.run(
+            [sys.executable, str(script), *args], cwd=root, env=env, capture_output=True, text=True
+        )
+    if out.returncode:
+        raise RuntimeError(f"{script.name} failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])

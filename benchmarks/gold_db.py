@@ -16,7 +16,6 @@ django.setup()
 
 from django.contrib.auth.models import User  # noqa: E402
 from django.core.management import call_command  # noqa: E402
-from django.db import transaction  # noqa: E402
 
 from adjudication.gold import (  # noqa: E402  # noqa: E402
     convention_apply,
@@ -25,8 +24,8 @@ from adjudication.gold import (  # noqa: E402  # noqa: E402
     convention_vote,
     gold_sync,
 )
-from annotator.models import Annotation, Assignment, Item, ItemSet, ItemSetMember, Round  # noqa: E402
-from nsmcore.schema import SLOT_NAMES  # noqa: E402
+from annotator.models import Round  # noqa: E402
+from benchmarks.bulk import finished_round  # noqa: E402
 
 PRIDE = {
     "experiencer": "i", "trigger": "someone-did-something", "agency": "i", "realization": "happened",
@@ -35,49 +34,15 @@ PRIDE = {
 }  # fmt: skip
 
 
-def load(n: int) -> tuple[Round, list[User]]:
+def load(n: int) -> Round:
     """n items, two annotators who disagree only on agency (i against someone-else)."""
-    with transaction.atomic():
-        Item.objects.bulk_create(
-            [
-                Item(source="bench", source_id=f"g{i}", text=f"text {i}", reference_label="pride")
-                for i in range(n)
-            ],
-            batch_size=5000,
-        )
-        ids = list(Item.objects.filter(source="bench").order_by("id").values_list("id", flat=True))
-        item_set = ItemSet.objects.create(name="bench", size=n)
-        ItemSetMember.objects.bulk_create(
-            [ItemSetMember(item_set=item_set, item_id=i, position=k) for k, i in enumerate(ids)],
-            batch_size=5000,
-        )
-        round_ = Round.objects.create(name="bench", item_set=item_set, mode="blind")
-        annotators = []
-        for k, agency in enumerate(("i", "someone-else")):
-            user = User.objects.create_user(f"a{k}")
-            annotators.append(user)
-            Assignment.objects.bulk_create(
-                [
-                    Assignment(round=round_, item_id=i, annotator=user, position=p, status="done")
-                    for p, i in enumerate(ids)
-                ],
-                batch_size=5000,
-            )
-            by_item = dict(
-                Assignment.objects.filter(round=round_, annotator=user).values_list("item_id", "id")
-            )
-            slots = {**PRIDE, "agency": agency}
-            Annotation.objects.bulk_create(
-                [Annotation(assignment_id=by_item[i], **{s: slots[s] for s in SLOT_NAMES}) for i in ids],
-                batch_size=5000,
-            )
-    return round_, annotators
+    return finished_round(n, lambda p, k: {**PRIDE, "agency": ("i", "someone-else")[k]})
 
 
 def main() -> None:
     n = int(sys.argv[1])
     call_command("migrate", verbosity=0)
-    round_, _ = load(n)
+    round_ = load(n)
     adjudicators = [User.objects.create_user(f"adj{k}") for k in range(2)]
     start = time.perf_counter()
     opened = gold_sync(round_)

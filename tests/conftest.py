@@ -88,3 +88,19 @@ def blind_round(items, annotator, other_annotator) -> Round:
     return round_create(
         name="blind", item_set=item_set, annotators=[annotator, other_annotator], mode="blind"
     )
+
+
+@pytest.fixture
+def submitted(prefilled_round, annotator, other_annotator) -> Round:
+    """The prefilled round with both annotators' work in: alice keeps the prefill on all four
+    items; bob says agency=someone-else on the first two and intensity=very on the third."""
+    from annotator.models import Assignment
+    from annotator.services import annotation_submit
+
+    changes = {0: {"agency": "someone-else"}, 1: {"agency": "someone-else"}, 2: {"intensity": "very"}}
+    for user, diff in ((annotator, {}), (other_annotator, changes)):
+        for k, a in enumerate(
+            Assignment.objects.filter(round=prefilled_round, annotator=user).order_by("item_id")
+        ):
+            annotation_submit(assignment=a, user=user, values={**PRED, **diff.get(k, {})}, base_version=0)
+    return prefilled_round

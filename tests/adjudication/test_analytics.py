@@ -25,15 +25,6 @@ def submit(round_, user, values_for):
 
 
 @pytest.fixture
-def submitted(prefilled_round, annotator, other_annotator):
-    """Four items: alice keeps the prefill; bob changes agency on two items, intensity on one."""
-    submit(prefilled_round, annotator, lambda k, item: dict(PRED))
-    changes = {0: {"agency": "someone-else"}, 1: {"agency": "someone-else"}, 2: {"intensity": "very"}}
-    submit(prefilled_round, other_annotator, lambda k, item: {**PRED, **changes.get(k, {})})
-    return prefilled_round
-
-
-@pytest.fixture
 def adjudicator_client(client, adjudicator):
     client.force_login(adjudicator)
     return client

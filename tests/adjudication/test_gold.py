@@ -15,21 +15,7 @@ from adjudication.gold import (
     gold_sync,
 )
 from adjudication.models import Convention, GoldChange, GoldItem
-from annotator.models import Assignment
-from annotator.services import annotation_submit
 from tests.explications import PRED
-
-
-@pytest.fixture
-def submitted(prefilled_round, annotator, other_annotator):
-    """Four items: alice keeps the prefill; bob says agency=someone-else on two, intensity=very on one."""
-    changes = {0: {"agency": "someone-else"}, 1: {"agency": "someone-else"}, 2: {"intensity": "very"}}
-    for user, diff in ((annotator, {}), (other_annotator, changes)):
-        for k, a in enumerate(
-            Assignment.objects.filter(round=prefilled_round, annotator=user).order_by("item_id")
-        ):
-            annotation_submit(assignment=a, user=user, values={**PRED, **diff.get(k, {})}, base_version=0)
-    return prefilled_round
 
 
 def golds(round_):

@@ -5,20 +5,6 @@ from django.urls import reverse
 
 from adjudication.gold import convention_propose, convention_vote, gold_sync
 from adjudication.models import Convention, GoldItem
-from annotator.models import Assignment
-from annotator.services import annotation_submit
-from tests.explications import PRED
-
-
-@pytest.fixture
-def submitted(prefilled_round, annotator, other_annotator):
-    changes = {0: {"agency": "someone-else"}, 1: {"agency": "someone-else"}, 2: {"intensity": "very"}}
-    for user, diff in ((annotator, {}), (other_annotator, changes)):
-        for k, a in enumerate(
-            Assignment.objects.filter(round=prefilled_round, annotator=user).order_by("item_id")
-        ):
-            annotation_submit(assignment=a, user=user, values={**PRED, **diff.get(k, {})}, base_version=0)
-    return prefilled_round
 
 
 @pytest.fixture

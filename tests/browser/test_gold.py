@@ -5,22 +5,7 @@ resolved by hand, and the gold list shows both with their provenance and routed 
 import pytest
 from playwright.sync_api import expect
 
-from annotator.models import Assignment
-from annotator.services import annotation_submit
-from tests.explications import PRED
-
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def submitted(prefilled_round, annotator, other_annotator):
-    changes = {0: {"agency": "someone-else"}, 1: {"agency": "someone-else"}, 2: {"intensity": "very"}}
-    for user, diff in ((annotator, {}), (other_annotator, changes)):
-        for k, a in enumerate(
-            Assignment.objects.filter(round=prefilled_round, annotator=user).order_by("item_id")
-        ):
-            annotation_submit(assignment=a, user=user, values={**PRED, **diff.get(k, {})}, base_version=0)
-    return prefilled_round
 
 
 def log_in(page, live_server, username):
