@@ -6,6 +6,7 @@ GoldChange row: who, when, from, to, why.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -316,15 +317,13 @@ def convention_apply(*, user, convention: Convention) -> int:
     dispute = f"{slot} {convention.value_a}/{convention.value_b}"
     why = f"convention {convention.label}: {dispute} -> {chosen}"
     with transaction.atomic():
-        rows = _open_construals(convention.round, "pk", "gold_id", "gold__item_id", "slots", "provenance")
+        rows = _open_construals(convention.round, "pk", "gold_id", "gold__item_id", "slots")
         rows = [r for r in rows.select_for_update() if r[2] in items and r[3].get(slot) is None]
         updated = []
         complete: list[tuple[int, dict[str, str]]] = []
-        for pk, gold_id, _, slots, provenance in rows:
+        for pk, gold_id, _, slots in rows:
             slots = {**slots, slot: chosen}
-            construal = GoldConstrual(
-                pk=pk, gold_id=gold_id, slots=slots, provenance={**provenance, slot: mark}
-            )
+            construal = GoldConstrual(pk=pk, gold_id=gold_id, slots=slots)
             construal.label, construal.rule, construal.fired = "", None, []
             construal.abstention = construal.rule_set_version = ""
             updated.append(construal)
@@ -337,6 +336,7 @@ def convention_apply(*, user, convention: Convention) -> int:
             c.label, c.rule, c.fired = routing.label, routing.rule_index, list(routing.fired)
             c.abstention, c.rule_set_version = routing.abstention_type or "", routing.rule_set_version
         _save_construals(updated)
+        _set_provenance([c.pk for c in updated], slot, mark)
         GoldItem.objects.filter(pk__in=[updated[k].gold_id for k, _ in complete]).update(
             status=GoldItem.Status.RESOLVED, updated_at=timezone.now()
         )
@@ -364,7 +364,33 @@ def _insert_many(model: Any, attnames: list[str], rows: list[list[Any]]) -> None
         cursor.executemany(sql, prepared)
 
 
-_CONSTRUAL_FIELDS = ("slots", "provenance", "label", "rule", "fired", "abstention", "rule_set_version")
+_CONSTRUAL_FIELDS = ("slots", "label", "rule", "fired", "abstention", "rule_set_version")
+
+
+def _set_provenance(pks: list[int], slot: str, mark: dict[str, Any]) -> None:
+    """Set one slot's provenance in many construals with one statement, in the database's own
+    JSON functions (reading and rewriting every provenance document costs more than the rest)."""
+    if not pks:
+        return
+    conn = connections[DEFAULT_DB_ALIAS]
+    table = conn.ops.quote_name(GoldConstrual._meta.db_table)
+    with conn.cursor() as cursor:
+        if conn.vendor == "postgresql":
+            cursor.execute(
+                f"UPDATE {table} SET provenance = jsonb_set(provenance, %s, %s::jsonb) WHERE id = ANY(%s)",
+                [[slot], json.dumps(mark), pks],
+            )
+        elif conn.vendor == "sqlite":
+            cursor.execute(
+                f"UPDATE {table} SET provenance = json_set(provenance, %s, json(%s)) "
+                "WHERE id IN (SELECT value FROM json_each(%s))",
+                [f'$."{slot}"', json.dumps(mark), json.dumps(pks)],
+            )
+        else:  # any other backend: through the ORM
+            rows = GoldConstrual.objects.filter(pk__in=pks)
+            for construal in rows:
+                construal.provenance = {**construal.provenance, slot: mark}
+            GoldConstrual.objects.bulk_update(rows, ["provenance"], batch_size=2000)
 
 
 def _save_construals(construals: list[GoldConstrual]) -> None:

@@ -67,8 +67,10 @@ def write(name: str, figures: list[dict[str, Any]]) -> Path:
     return path
 
 
-def figure(name: str, value: float, unit: str, target: str | None = None, met: bool | None = None) -> dict:
-    out: dict[str, Any] = {"name": name, "value": value, "unit": unit}
+def figure(
+    name: str, value: float, unit: str, target: str | None = None, met: bool | None = None, **notes: Any
+) -> dict:
+    out: dict[str, Any] = {"name": name, "value": value, "unit": unit, **notes}
     if target is not None:
         out["target"] = target
         out["met"] = met

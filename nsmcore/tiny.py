@@ -56,3 +56,51 @@ def build_tiny_causal_lm(path: str | Path, *, seed: int = 0, hidden_size: int = 
     model.save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path
+
+
+def build_tiny_nli(
+    path: str | Path,
+    *,
+    labels: tuple[str, ...] = ("entailment", "neutral", "contradiction"),
+    seed: int = 0,
+    hidden_size: int = 32,
+    layers: int = 2,
+) -> Path:
+    """A random BERT pair classifier whose ``config.id2label`` lists ``labels`` in that order (put
+    the entailment label anywhere, or leave it out, to test the verifier's reading of it)."""
+    import torch
+    from tokenizers import processors
+    from transformers import BertConfig, BertForSequenceClassification
+
+    from nsmcore.render import render
+    from nsmcore.schema import SLOTS, Explication
+
+    path = Path(path)
+    corpus = ["I was happy when I got the job.", "My dog died and I cried for days."]
+    corpus += [
+        line.text for slot in SLOTS for v in slot.values for line in render(Explication(**{slot.name: v}))
+    ]
+    tokenizer = _tokenizer(corpus, vocab_size=600)
+    backend = tokenizer.backend_tokenizer
+    cls_id, sep_id = backend.token_to_id("<s>"), backend.token_to_id("</s>")
+    backend.post_processor = processors.TemplateProcessing(
+        single="<s> $A </s>",
+        pair="<s> $A </s> $B:1 </s>:1",
+        special_tokens=[("<s>", cls_id), ("</s>", sep_id)],
+    )
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=hidden_size,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        intermediate_size=hidden_size * 2,
+        max_position_embeddings=512,
+        pad_token_id=tokenizer.pad_token_id,
+        num_labels=len(labels),
+        id2label=dict(enumerate(labels)),
+        label2id={label: k for k, label in enumerate(labels)},
+    )
+    torch.manual_seed(seed)
+    BertForSequenceClassification(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path

@@ -1,0 +1,164 @@
+"""The per-line NLI verifier: premise = the item's text, hypothesis = each rendered line.
+
+Any sequence-classification NLI checkpoint, by hub name or local path (a sensible default is a
+DeBERTa-v3 NLI model such as ``MoritzLaurer/DeBERTa-v3-large-mnli-fever-anli-ling-wanli``, the
+paper's family). The entailment index is read from ``config.id2label``; a model without an
+entailment label is refused, as are labels this module cannot tell apart. Pairs are batched by
+length (sorted, so a batch pads little), under ``torch.inference_mode``, on a GPU when present.
+
+A line is entailed when p(entailment) >= threshold (0.5 by default); an item's score is entailed
+lines / lines (SPEC section 6). Results can be cached by model id and revision, text and line, so
+verifying again costs nothing: pass any object with ``get_many`` and ``set_many``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+DEFAULT_MODEL = "MoritzLaurer/DeBERTa-v3-large-mnli-fever-anli-ling-wanli"
+DEFAULT_THRESHOLD = 0.5
+
+
+class VerifierUnavailable(RuntimeError):
+    """The model cannot serve as a verifier; the message says why."""
+
+
+@dataclass(frozen=True)
+class LineScore:
+    p_entailment: float
+    p_neutral: float | None
+    p_contradiction: float | None
+
+    def entailed(self, threshold: float = DEFAULT_THRESHOLD) -> bool:
+        return self.p_entailment >= threshold
+
+
+class Cache(Protocol):
+    def get_many(self, keys: Sequence[tuple[str, str, str]]) -> dict[tuple[str, str, str], LineScore]: ...
+
+    def set_many(self, scores: dict[tuple[str, str, str], LineScore]) -> None: ...
+
+
+def text_key(text: str) -> str:
+    """The cache's name for a premise: its sha256 (texts are long, lines are short)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def label_indexes(id2label: dict[Any, str]) -> tuple[int, int | None, int | None]:
+    """(entailment, neutral, contradiction) indexes from a config's id2label; names are matched
+    by their start, case-insensitive ('entailment', 'ENTAILMENT', 'entail'...)."""
+    found: dict[str, int] = {}
+    for index, label in id2label.items():
+        name = str(label).strip().lower()
+        for kind in ("entail", "neutral", "contradict"):
+            if name.startswith(kind):
+                if kind in found:
+                    raise VerifierUnavailable(f"two labels read as {kind}: {dict(id2label)}")
+                found[kind] = int(index)
+    if "entail" not in found:
+        raise VerifierUnavailable(
+            f"the model has no entailment label (config.id2label is {dict(id2label)}); "
+            "choose an NLI checkpoint whose labels name entailment"
+        )
+    return found["entail"], found.get("neutral"), found.get("contradict")
+
+
+def item_score(scores: Iterable[LineScore], threshold: float = DEFAULT_THRESHOLD) -> float | None:
+    scores = list(scores)
+    if not scores:
+        return None
+    return sum(s.entailed(threshold) for s in scores) / len(scores)
+
+
+class Verifier:
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        *,
+        device: str | None = "auto",
+        batch_size: int = 32,
+        threshold: float = DEFAULT_THRESHOLD,
+        max_length: int = 512,
+        revision: str | None = None,
+    ):
+        try:
+            import torch
+            from transformers import AutoModelForSequenceClassification, AutoTokenizer
+        except ImportError as error:  # pragma: no cover - both are in requirements.txt
+            raise VerifierUnavailable(f"the verifier needs torch and transformers: {error}") from None
+        if not model:
+            raise VerifierUnavailable("no model given: set NSM_VERIFIER_MODEL to a name or a local path")
+        if model.startswith(("/", "./", "../", "~")) and not Path(model).expanduser().is_dir():
+            raise VerifierUnavailable(f"cannot load the NLI model: no model folder at {model}")
+        self._torch = torch
+        self.model_id = model
+        self.device = (
+            device if device and device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
+        )
+        self.batch_size = max(1, batch_size)
+        self.threshold = threshold
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(model, revision=revision)
+            self.model = AutoModelForSequenceClassification.from_pretrained(model, revision=revision)
+        except (OSError, ValueError) as error:
+            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise VerifierUnavailable(f"cannot load the NLI model {model!r}: {first}") from None
+        self.entail, self.neutral, self.contradict = label_indexes(self.model.config.id2label)
+        self.model.to(self.device).eval()
+        self.max_length = min(
+            max_length, int(getattr(self.tokenizer, "model_max_length", max_length) or max_length)
+        )
+        from nsmcore.parsers.transformers_lm import model_revision
+
+        self.revision = model_revision(self.model, model)
+        #: forward passes so far (the benchmark reports them)
+        self.forward_passes = 0
+
+    def score(self, pairs: Sequence[tuple[str, str]], *, cache: Cache | None = None) -> list[LineScore]:
+        """p(entailment), p(neutral), p(contradiction) of each (premise, hypothesis), in order."""
+        keys = [(self.cache_model, text_key(p), h) for p, h in pairs]
+        known = cache.get_many(keys) if cache is not None else {}
+        todo = [k for k, key in enumerate(keys) if key not in known]
+        fresh = self._score([pairs[k] for k in todo])
+        if cache is not None and fresh:
+            cache.set_many({keys[k]: s for k, s in zip(todo, fresh, strict=True)})
+        out = dict(known)
+        out.update({keys[k]: s for k, s in zip(todo, fresh, strict=True)})
+        return [out[key] for key in keys]
+
+    @property
+    def cache_model(self) -> str:
+        return f"{self.model_id}@{self.revision}"
+
+    def _score(self, pairs: list[tuple[str, str]]) -> list[LineScore]:
+        if not pairs:
+            return []
+        torch = self._torch
+        # Group by length so a batch pads little; restore the order at the end.
+        order = sorted(range(len(pairs)), key=lambda k: len(pairs[k][0]) + len(pairs[k][1]))
+        results: list[LineScore | None] = [None] * len(pairs)
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            encoded = self.tokenizer(
+                [pairs[k][0] for k in chunk],
+                [pairs[k][1] for k in chunk],
+                padding=True,
+                truncation="only_first",
+                max_length=self.max_length,
+                return_tensors="pt",
+            ).to(self.device)
+            with torch.inference_mode():
+                probs = torch.softmax(self.model(**encoded).logits.float(), dim=-1).cpu()
+            self.forward_passes += 1
+            for row, k in enumerate(chunk):
+                p = probs[row]
+                results[k] = LineScore(
+                    float(p[self.entail]),
+                    float(p[self.neutral]) if self.neutral is not None else None,
+                    float(p[self.contradict]) if self.contradict is not None else None,
+                )
+        return [r for r in results if r is not None]
