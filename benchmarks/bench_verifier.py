@@ -38,7 +38,7 @@ def run(quick: bool = False) -> list[dict]:
         for line in render(r.explication)
     ]
     with tempfile.TemporaryDirectory() as folder:
-        build_tiny_nli(folder, hidden_size=64, layers=2)
+        build_tiny_nli(folder)  # the tests' tiny model
         batched = Verifier(folder, device="cpu", batch_size=64)
         single = Verifier(folder, device="cpu", batch_size=1)
         batched.score(pairs[:8])

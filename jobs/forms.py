@@ -46,3 +46,29 @@ class PrefillForm(forms.Form):
             return model.objects.get(pk=int(pk))
         except (ValueError, model.DoesNotExist):
             raise forms.ValidationError("no such item set or round") from None
+
+
+class VerifyForm(forms.Form):
+    target = forms.ChoiceField(
+        help_text="an item set (a parser's explications) or a round (its resolved gold)"
+    )
+    parser = forms.CharField(
+        required=False, max_length=300, help_text="for an item set: the parser whose explications are checked"
+    )
+    model = forms.CharField(
+        required=False, max_length=250, help_text="NLI model name or local path; empty: NSM_VERIFIER_MODEL"
+    )
+    text_field = forms.ChoiceField(choices=Round.TEXT_FIELDS, initial=Round.TEXT_GENERATED)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["target"].choices = target_choices()
+        self.fields["parser"].initial = "lexical"
+
+    def clean_target(self):
+        kind, _, pk = self.cleaned_data["target"].partition(":")
+        model = Round if kind == "round" else ItemSet
+        try:
+            return model.objects.get(pk=int(pk))
+        except (ValueError, model.DoesNotExist):
+            raise forms.ValidationError("no such item set or round") from None

@@ -22,6 +22,7 @@ ACTIVE = ("queued", "running")
 class Job(models.Model):
     class Kind(models.TextChoices):
         PREFILL = "prefill", "parser prefill"
+        VERIFY = "verify", "NLI verification"
 
     class Status(models.TextChoices):
         QUEUED = "queued", "queued"
@@ -47,6 +48,7 @@ class Job(models.Model):
     legal = models.PositiveIntegerField(default=0)
     illegal = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
+    summary = models.JSONField(default=dict, blank=True, help_text="what the job found, for its page")
     cancel_requested = models.BooleanField(default=False)
     task_id = models.CharField(max_length=64, blank=True)
     created_by = models.ForeignKey(
@@ -121,3 +123,24 @@ class Job(models.Model):
     @property
     def can_resume(self) -> bool:
         return self.status in (self.Status.FAILED, self.Status.CANCELLED) or self.stalled
+
+
+class LineVerification(models.Model):
+    """The verifier's cache: one NLI judgement of one rendered line against one text, by one
+    model at one revision. Verifying again reads these instead of running the model."""
+
+    model = models.CharField(max_length=300, help_text="model id @ revision")
+    text_sha = models.CharField(max_length=64)
+    line = models.CharField(max_length=300)
+    p_entailment = models.FloatField()
+    p_neutral = models.FloatField(null=True, blank=True)
+    p_contradiction = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["model", "text_sha", "line"], name="verification_unique_pair"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.line!r}: {self.p_entailment:.2f}"

@@ -14,6 +14,7 @@ from annotator.models import Item, ItemSet, ItemSetMember, ParserPrediction, Rou
 from jobs.models import Job
 from jobs.parsers import parser_build
 from nsmcore.parsers import BACKENDS, Parser, ParserUnavailable
+from nsmcore.verifier import VerifierUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +88,49 @@ def job_prefill_start(
     return job
 
 
+def job_verify_start(
+    *,
+    user,
+    item_set: ItemSet | None = None,
+    round_: Round | None = None,
+    parser: str = "",
+    model: str = "",
+    text_field: str = "",
+    enqueue: bool = True,
+) -> Job:
+    """Verify a parser's explications over an item set, or a round's gold. The model is checked
+    (its config, not its weights) before the job is created: a missing model or one without an
+    entailment label is refused here, with the reason."""
+    from jobs.verification import GOLD, verifier_check
+
+    if (item_set is None) == (round_ is None):
+        raise JobError("choose an item set (with a parser) or a round (its gold), not both")
+    if item_set is not None and not parser:
+        raise JobError("choose the parser whose explications are verified")
+    model = model or settings.NSM_VERIFIER_MODEL
+    try:
+        verifier_check(model)
+    except VerifierUnavailable as error:
+        raise JobError(str(error)) from None
+    source = GOLD if round_ is not None else parser
+    scope = f"{'round:' + str(round_.pk) if round_ else 'set:' + str(item_set.pk)}|{source}|{model}"
+    params = {"source": source, "model": model, "text_field": text_field or Round.TEXT_GENERATED}
+    try:
+        with transaction.atomic():
+            job = Job.objects.create(
+                kind=Job.Kind.VERIFY, params=params, scope_key=scope[:300],
+                item_set=item_set or round_.item_set, round=round_, created_by=user,
+            )  # fmt: skip
+    except IntegrityError:
+        active = Job.objects.filter(
+            kind=Job.Kind.VERIFY, scope_key=scope[:300], status__in=("queued", "running")
+        )
+        raise JobConflict(active.first()) from None
+    if enqueue:
+        transaction.on_commit(lambda: job_enqueue(job=job))
+    return job
+
+
 def job_enqueue(*, job: Job) -> None:
     """Send the job to the broker. A broker that cannot be reached fails the job, with the reason."""
     from jobs.tasks import run_job
@@ -147,10 +191,15 @@ def job_run(job_id: int, *, parser_factory: Callable[..., Parser] = parser_build
         return
     job = Job.objects.select_related("item_set", "round").get(pk=job_id)
     try:
-        completed = _run_prefill(job, parser_factory) if job.kind == Job.Kind.PREFILL else True
+        if job.kind == Job.Kind.VERIFY:
+            from jobs.verification import run_verify
+
+            completed = run_verify(job)
+        else:
+            completed = _run_prefill(job, parser_factory)
         if completed:
             _finish(job.pk, Job.Status.DONE, "")
-    except ParserUnavailable as error:
+    except (ParserUnavailable, VerifierUnavailable) as error:
         _fail_keeping(job.pk, str(error))
     except Exception as error:
         log.exception("job %s failed", job.pk)

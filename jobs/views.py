@@ -11,10 +11,10 @@ from django.views.decorators.http import require_POST
 
 from annotator.models import Round
 from annotator.roles import ADMIN, require_role
-from jobs.forms import PrefillForm
+from jobs.forms import PrefillForm, VerifyForm
 from jobs.models import Job
 from jobs.selectors import jobs_recent, legality_report
-from jobs.services import JobConflict, JobError, job_cancel, job_prefill_start, job_resume
+from jobs.services import JobConflict, JobError, job_cancel, job_prefill_start, job_resume, job_verify_start
 
 
 @require_role(ADMIN)
@@ -46,11 +46,42 @@ def job_list(request: HttpRequest) -> HttpResponse:
                 return redirect("job_detail", job.pk)
         else:
             status = 400
-    return render(request, "jobs/list.html", {"form": form, "jobs": jobs_recent()}, status=status)
+    context = {"form": form, "verify_form": VerifyForm(), "jobs": jobs_recent()}
+    return render(request, "jobs/list.html", context, status=status)
+
+
+@require_POST
+@require_role(ADMIN)
+def job_verify(request: HttpRequest) -> HttpResponse:
+    """Start an NLI verification job; an unusable model is refused here, before any job exists."""
+    form = VerifyForm(request.POST)
+    status = 400
+    if form.is_valid():
+        target = form.cleaned_data["target"]
+        try:
+            job = job_verify_start(
+                user=request.user,
+                item_set=None if isinstance(target, Round) else target,
+                round_=target if isinstance(target, Round) else None,
+                parser=form.cleaned_data["parser"].strip(),
+                model=form.cleaned_data["model"].strip(),
+                text_field=form.cleaned_data["text_field"],
+            )
+        except JobConflict as conflict:
+            url = reverse("job_detail", args=[conflict.job.pk])
+            messages.warning(request, format_html('{} <a href="{}">Watch it</a>.', str(conflict), url))
+            status = 409
+        except JobError as error:
+            form.add_error(None, str(error))
+        else:
+            return redirect("job_detail", job.pk)
+    context = {"form": PrefillForm(), "verify_form": form, "jobs": jobs_recent()}
+    return render(request, "jobs/list.html", context, status=status)
 
 
 def _status_context(job: Job) -> dict:
-    return {"job": job, "report": None if job.is_active else legality_report(job)}
+    report = None if job.is_active or job.kind != Job.Kind.PREFILL else legality_report(job)
+    return {"job": job, "report": report}
 
 
 @require_role(ADMIN)

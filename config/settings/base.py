@@ -156,3 +156,10 @@ NSM_OPENAI_RETRIES = env_int("NSM_OPENAI_RETRIES", 3)
 # share of the votes approve.
 NSM_CONVENTION_QUORUM = env_int("NSM_CONVENTION_QUORUM", 2)
 NSM_CONVENTION_MAJORITY = env_float("NSM_CONVENTION_MAJORITY", 0.5)
+
+# The NLI verifier: any sequence-classification NLI checkpoint, by hub name or local folder
+# (docs/verifier.md). Its entailment label is read from the model's config.
+NSM_VERIFIER_MODEL = env_str("NSM_VERIFIER_MODEL", "MoritzLaurer/DeBERTa-v3-large-mnli-fever-anli-ling-wanli")
+NSM_VERIFIER_DEVICE = env_str("NSM_VERIFIER_DEVICE", "auto")
+NSM_VERIFIER_BATCH_SIZE = env_int("NSM_VERIFIER_BATCH_SIZE", 32)
+NSM_VERIFIER_THRESHOLD = env_float("NSM_VERIFIER_THRESHOLD", 0.5)

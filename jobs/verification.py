@@ -1,0 +1,160 @@
+"""NLI verification jobs: every rendered line of a parser's explications (over an item set) or of
+a round's gold, checked against the item's text. Judgements are cached in the database by model,
+revision, text and line, so a second run costs no forward pass and a resumed run goes on."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+
+from annotator.models import Item, ItemSetMember, ParserPrediction, Round
+from jobs.models import Job, LineVerification
+from nsmcore.render import render
+from nsmcore.schema import Explication
+from nsmcore.verifier import LineScore, Verifier, VerifierUnavailable, item_score, label_indexes
+
+GOLD = "gold"
+
+
+class DbCache:
+    """The verifier's cache in LineVerification rows."""
+
+    def get_many(self, keys: Sequence[tuple[str, str, str]]) -> dict[tuple[str, str, str], LineScore]:
+        if not keys:
+            return {}
+        model = keys[0][0]
+        rows = LineVerification.objects.filter(
+            model=model, text_sha__in={k[1] for k in keys}, line__in={k[2] for k in keys}
+        ).values_list("text_sha", "line", "p_entailment", "p_neutral", "p_contradiction")
+        wanted = set(keys)
+        out = {}
+        for text_sha, line, p_e, p_n, p_c in rows:
+            key = (model, text_sha, line)
+            if key in wanted:
+                out[key] = LineScore(p_e, p_n, p_c)
+        return out
+
+    def set_many(self, scores: dict[tuple[str, str, str], LineScore]) -> None:
+        LineVerification.objects.bulk_create(
+            [
+                LineVerification(
+                    model=m, text_sha=t, line=line, p_entailment=s.p_entailment, p_neutral=s.p_neutral,
+                    p_contradiction=s.p_contradiction,
+                )
+                for (m, t, line), s in scores.items()
+            ],
+            ignore_conflicts=True,
+            batch_size=2000,
+        )  # fmt: skip
+
+
+def verifier_check(model: str) -> None:
+    """Refuse, before any job starts, a model that is missing or cannot be a verifier: its config
+    is read (cheap; no weights) and must name an entailment label."""
+    from transformers import AutoConfig
+
+    if not model:
+        raise VerifierUnavailable("no model given: set NSM_VERIFIER_MODEL to a name or a local path")
+    if model.startswith(("/", "./", "../", "~")) and not Path(model).expanduser().is_dir():
+        raise VerifierUnavailable(f"cannot load the NLI model: no model folder at {model}")
+    try:
+        config = AutoConfig.from_pretrained(model)
+    except (OSError, ValueError) as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise VerifierUnavailable(f"cannot load the NLI model {model!r}: {first}") from None
+    label_indexes(config.id2label)
+
+
+def verifier_build(model: str = "") -> Verifier:
+    return Verifier(
+        model or settings.NSM_VERIFIER_MODEL,
+        device=settings.NSM_VERIFIER_DEVICE,
+        batch_size=settings.NSM_VERIFIER_BATCH_SIZE,
+        threshold=settings.NSM_VERIFIER_THRESHOLD,
+    )
+
+
+def explications_for(job: Job) -> list[tuple[int, str, list[dict[str, str]]]]:
+    """(item id, text, explications) to verify: a round's gold construals, or the newest legal
+    prediction of a parser for each item of an item set."""
+    source = job.params.get("source", "")
+    if source == GOLD:
+        from adjudication.models import GoldConstrual
+
+        round_ = job.round
+        rows: dict[int, list[dict[str, str]]] = {}
+        construals = GoldConstrual.objects.filter(gold__round=round_, gold__status="resolved").order_by(
+            "index"
+        )
+        for item_id, slots in construals.values_list("gold__item_id", "slots"):
+            rows.setdefault(item_id, []).append(slots)
+        items = Item.objects.in_bulk(list(rows))
+        return [(i, items[i].text_for(round_.text_field), rows[i]) for i in sorted(rows)]
+    ids = list(
+        ItemSetMember.objects.filter(item_set_id=job.item_set_id)
+        .order_by("position")
+        .values_list("item_id", flat=True)
+    )
+    newest: dict[int, dict[str, str]] = {}
+    predictions = ParserPrediction.objects.filter(item_id__in=ids, parser=source, legal=True).order_by(
+        "created_at"
+    )
+    for item_id, explication in predictions.values_list("item_id", "explication"):
+        newest[item_id] = explication
+    items = Item.objects.in_bulk(list(newest))
+    field = job.params.get("text_field", Round.TEXT_GENERATED)
+    return [(i, items[i].text_for(field), [newest[i]]) for i in ids if i in newest]
+
+
+def run_verify(job: Job) -> bool:
+    verifier = verifier_build(job.params.get("model", ""))
+    work = explications_for(job)
+    Job.objects.filter(pk=job.pk).update(
+        total=len(work), done=0, parser_name=verifier.model_id, parser_version=verifier.revision
+    )
+    cache = DbCache()
+    size = max(1, settings.NSM_JOB_BATCH_SIZE)
+    scores_all: list[float] = []
+    lines_all = entailed_all = 0
+    for start in range(0, len(work), size):
+        if Job.objects.filter(pk=job.pk, cancel_requested=True).exists():
+            from jobs.services import _finish
+
+            _finish(job.pk, Job.Status.CANCELLED, "")
+            return False
+        batch = work[start : start + size]
+        pairs, owners = [], []
+        for k, (_, text, explications) in enumerate(batch):
+            for explication in explications:
+                for line in render(Explication.from_dict(explication)):
+                    pairs.append((text, line.text))
+                    owners.append(k)
+        scores = verifier.score(pairs, cache=cache)
+        per_item: dict[int, list[LineScore]] = {}
+        for owner, score in zip(owners, scores, strict=True):
+            per_item.setdefault(owner, []).append(score)
+        for k in range(len(batch)):
+            value = item_score(per_item.get(k, []), verifier.threshold)
+            if value is not None:
+                scores_all.append(value)
+        lines_all += len(scores)
+        entailed_all += sum(s.entailed(verifier.threshold) for s in scores)
+        with transaction.atomic():
+            Job.objects.filter(pk=job.pk).update(done=F("done") + len(batch))
+    summary: dict[str, Any] = {
+        "items": len(work),
+        "lines": lines_all,
+        "entailed_lines": entailed_all,
+        "mean_item_score": sum(scores_all) / len(scores_all) if scores_all else None,
+        "items_at_zero": sum(1 for s in scores_all if s == 0),
+        "threshold": verifier.threshold,
+        "model": verifier.model_id,
+        "revision": verifier.revision,
+    }
+    Job.objects.filter(pk=job.pk).update(summary=summary)
+    return True
