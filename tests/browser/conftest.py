@@ -27,6 +27,10 @@ def chromium_path() -> str | None:
 
 @pytest.fixture(scope="session")
 def browser():
+    from playwright.sync_api import expect
+
+    # CI runs on two cores beside worker processes: give assertions the same patience as actions.
+    expect.set_options(timeout=10_000)
     path = chromium_path()
     if path is None:
         message = "no Chromium found: apt-get install chromium, or set NSM_CHROMIUM to its path"
