@@ -10,6 +10,14 @@ from tests.explications import PRED
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+def settled(page):
+    """Wait until htmx has finished swapping and settling (it wires new elements as it settles; a
+    person is never fast enough to notice, a test is)."""
+    page.wait_for_function(
+        "() => !document.querySelector('.htmx-request, .htmx-added, .htmx-settling, .htmx-swapping')"
+    )
+
+
 @pytest.fixture
 def submitted(prefilled_round, annotator, other_annotator):
     for user, changes in (
@@ -40,6 +48,7 @@ def test_an_adjudicator_filters_conflicts_by_slot_and_opens_an_item(
     page.select_option("#conflict-filter select[name=slot]", "agency")  # htmx swaps the list in place
     expect(page.locator("#conflict-count")).to_have_text("1")
     expect(page).to_have_url(f"{live_server.url}/adjudicate/rounds/{submitted.pk}/conflicts/?slot=agency")
+    settled(page)
     page.select_option("#conflict-filter select[name=a]", "i")  # the value filters came with the swap
     expect(page).to_have_url(
         f"{live_server.url}/adjudicate/rounds/{submitted.pk}/conflicts/?slot=agency&a=i&b="
