@@ -16,7 +16,19 @@ def target_choices() -> list[tuple[str, list[tuple[str, str]]]]:
     return [("Item sets", sets), ("Rounds", rounds)]
 
 
-class PrefillForm(forms.Form):
+class TargetMixin:
+    """A choice of item set or round, given as ``set:<id>`` or ``round:<id>``."""
+
+    def clean_target(self):
+        kind, _, pk = self.cleaned_data["target"].partition(":")
+        model = Round if kind == "round" else ItemSet
+        try:
+            return model.objects.get(pk=int(pk))
+        except (ValueError, model.DoesNotExist):
+            raise forms.ValidationError("no such item set or round") from None
+
+
+class PrefillForm(TargetMixin, forms.Form):
     target = forms.ChoiceField(help_text="a round's items are read in the round's text field")
     backend = forms.ChoiceField(choices=backend_choices)
     model = forms.CharField(
@@ -39,16 +51,8 @@ class PrefillForm(forms.Form):
         self.fields["target"].choices = target_choices()
         self.fields["backend"].initial = settings.NSM_PARSER_BACKEND
 
-    def clean_target(self):
-        kind, _, pk = self.cleaned_data["target"].partition(":")
-        model = Round if kind == "round" else ItemSet
-        try:
-            return model.objects.get(pk=int(pk))
-        except (ValueError, model.DoesNotExist):
-            raise forms.ValidationError("no such item set or round") from None
 
-
-class VerifyForm(forms.Form):
+class VerifyForm(TargetMixin, forms.Form):
     target = forms.ChoiceField(
         help_text="an item set (a parser's explications) or a round (its resolved gold)"
     )
@@ -64,11 +68,3 @@ class VerifyForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["target"].choices = target_choices()
         self.fields["parser"].initial = "lexical"
-
-    def clean_target(self):
-        kind, _, pk = self.cleaned_data["target"].partition(":")
-        model = Round if kind == "round" else ItemSet
-        try:
-            return model.objects.get(pk=int(pk))
-        except (ValueError, model.DoesNotExist):
-            raise forms.ValidationError("no such item set or round") from None

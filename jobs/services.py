@@ -59,7 +59,6 @@ def job_prefill_start(
     total = ItemSetMember.objects.filter(item_set=item_set).count()
     if not total:
         raise JobError(f"item set {item_set.name} has no items")
-    scope = f"{'round:' + str(round_.pk) if round_ else 'set:' + str(item_set.pk)}|{backend}|{model}|{mode}"
     params = {
         "backend": backend,
         "model": model,
@@ -67,21 +66,27 @@ def job_prefill_start(
         "text_field": text_field,
         "overwrite": overwrite,
     }
+    return _job_create(
+        Job.Kind.PREFILL, user=user, item_set=item_set, round_=round_, key=f"{backend}|{model}|{mode}",
+        params=params, total=total, enqueue=enqueue,
+    )  # fmt: skip
+
+
+def _job_create(
+    kind: str, *, user, item_set: ItemSet, round_: Round | None, key: str, params: dict, total: int = 0,
+    enqueue: bool,
+) -> Job:  # fmt: skip
+    """Create a job, unless the same one (kind, scope, key) is active: JobConflict names it. The
+    job goes to the worker once the transaction commits."""
+    scope = f"{'round:' + str(round_.pk) if round_ else 'set:' + str(item_set.pk)}|{key}"[:300]
     try:
         with transaction.atomic():
             job = Job.objects.create(
-                kind=Job.Kind.PREFILL,
-                params=params,
-                scope_key=scope[:300],
-                item_set=item_set,
-                round=round_,
-                total=total,
+                kind=kind, params=params, scope_key=scope, item_set=item_set, round=round_, total=total,
                 created_by=user,
-            )
+            )  # fmt: skip
     except IntegrityError:
-        active = Job.objects.filter(
-            kind=Job.Kind.PREFILL, scope_key=scope[:300], status__in=("queued", "running")
-        )
+        active = Job.objects.filter(kind=kind, scope_key=scope, status__in=("queued", "running"))
         raise JobConflict(active.first()) from None
     if enqueue:
         transaction.on_commit(lambda: job_enqueue(job=job))
@@ -113,22 +118,11 @@ def job_verify_start(
     except VerifierUnavailable as error:
         raise JobError(str(error)) from None
     source = GOLD if round_ is not None else parser
-    scope = f"{'round:' + str(round_.pk) if round_ else 'set:' + str(item_set.pk)}|{source}|{model}"
     params = {"source": source, "model": model, "text_field": text_field or Round.TEXT_GENERATED}
-    try:
-        with transaction.atomic():
-            job = Job.objects.create(
-                kind=Job.Kind.VERIFY, params=params, scope_key=scope[:300],
-                item_set=item_set or round_.item_set, round=round_, created_by=user,
-            )  # fmt: skip
-    except IntegrityError:
-        active = Job.objects.filter(
-            kind=Job.Kind.VERIFY, scope_key=scope[:300], status__in=("queued", "running")
-        )
-        raise JobConflict(active.first()) from None
-    if enqueue:
-        transaction.on_commit(lambda: job_enqueue(job=job))
-    return job
+    return _job_create(
+        Job.Kind.VERIFY, user=user, item_set=item_set or round_.item_set, round_=round_,
+        key=f"{source}|{model}", params=params, enqueue=enqueue,
+    )  # fmt: skip
 
 
 def job_enqueue(*, job: Job) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -22,30 +24,27 @@ def job_list(request: HttpRequest) -> HttpResponse:
     form = PrefillForm(request.POST or None)
     status = 200
     if request.method == "POST":
+        status = 400
         if form.is_valid():
-            target = form.cleaned_data["target"]
-            try:
-                job = job_prefill_start(
+            data = form.cleaned_data
+            target = data["target"]
+            started = _start(
+                request,
+                form,
+                lambda: job_prefill_start(
                     user=request.user,
                     item_set=None if isinstance(target, Round) else target,
                     round_=target if isinstance(target, Round) else None,
-                    backend=form.cleaned_data["backend"],
-                    model=form.cleaned_data["model"].strip(),
-                    mode=form.cleaned_data["mode"],
-                    text_field=form.cleaned_data["text_field"],
-                    overwrite=form.cleaned_data["overwrite"],
-                )
-            except JobConflict as conflict:
-                url = reverse("job_detail", args=[conflict.job.pk])
-                messages.warning(request, format_html('{} <a href="{}">Watch it</a>.', str(conflict), url))
-                status = 409
-            except JobError as error:
-                form.add_error(None, str(error))
-                status = 400
-            else:
-                return redirect("job_detail", job.pk)
-        else:
-            status = 400
+                    backend=data["backend"],
+                    model=data["model"].strip(),
+                    mode=data["mode"],
+                    text_field=data["text_field"],
+                    overwrite=data["overwrite"],
+                ),
+            )
+            if isinstance(started, HttpResponse):
+                return started
+            status = started
     context = {"form": form, "verify_form": VerifyForm(), "jobs": jobs_recent()}
     return render(request, "jobs/list.html", context, status=status)
 
@@ -57,26 +56,40 @@ def job_verify(request: HttpRequest) -> HttpResponse:
     form = VerifyForm(request.POST)
     status = 400
     if form.is_valid():
-        target = form.cleaned_data["target"]
-        try:
-            job = job_verify_start(
+        data = form.cleaned_data
+        target = data["target"]
+        started = _start(
+            request,
+            form,
+            lambda: job_verify_start(
                 user=request.user,
                 item_set=None if isinstance(target, Round) else target,
                 round_=target if isinstance(target, Round) else None,
-                parser=form.cleaned_data["parser"].strip(),
-                model=form.cleaned_data["model"].strip(),
-                text_field=form.cleaned_data["text_field"],
-            )
-        except JobConflict as conflict:
-            url = reverse("job_detail", args=[conflict.job.pk])
-            messages.warning(request, format_html('{} <a href="{}">Watch it</a>.', str(conflict), url))
-            status = 409
-        except JobError as error:
-            form.add_error(None, str(error))
-        else:
-            return redirect("job_detail", job.pk)
+                parser=data["parser"].strip(),
+                model=data["model"].strip(),
+                text_field=data["text_field"],
+            ),
+        )
+        if isinstance(started, HttpResponse):
+            return started
+        status = started
     context = {"form": PrefillForm(), "verify_form": form, "jobs": jobs_recent()}
     return render(request, "jobs/list.html", context, status=status)
+
+
+def _start(request: HttpRequest, form, start: Callable[[], Job]) -> HttpResponse | int:
+    """Start a job: a redirect to its page, or the status to answer the form with (409 when the
+    same job is already active, with a link to it; 400 with the reason on the form)."""
+    try:
+        job = start()
+    except JobConflict as conflict:
+        url = reverse("job_detail", args=[conflict.job.pk])
+        messages.warning(request, format_html('{} <a href="{}">Watch it</a>.', str(conflict), url))
+        return 409
+    except JobError as error:
+        form.add_error(None, str(error))
+        return 400
+    return redirect("job_detail", job.pk)
 
 
 def _status_context(job: Job) -> dict:
