@@ -52,10 +52,10 @@ _MEMO_SIZE = 8
 
 def _version(round_id: int) -> str:
     """A signature of the round's submitted annotations, kept in the cache until a write."""
-    return round_version(round_id, _signature)
+    return round_version(round_id, round_signature)
 
 
-def _signature(round_id: int) -> str:
+def round_signature(round_id: int) -> str:
     agg = Annotation.objects.filter(
         assignment__round_id=round_id, assignment__status=Assignment.Status.DONE
     ).aggregate(n=Count("id"), last=Max("updated_at"))

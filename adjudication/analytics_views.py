@@ -8,6 +8,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.paginator import Paginator
+from django.db.models import Count, Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
@@ -92,10 +93,13 @@ def _chart(report: AgreementReport) -> dict[str, Any]:
 @require_GET
 @require_role(ADJUDICATOR, ADMIN)
 def rounds(request: HttpRequest) -> HttpResponse:
-    rows = []
-    for r in Round.objects.select_related("item_set").order_by("name"):
-        done = Assignment.objects.filter(round=r, status=Assignment.Status.DONE).count()
-        rows.append({"round": r, "done": done, "total": Assignment.objects.filter(round=r).count()})
+    done = Count("assignments", filter=Q(assignments__status=Assignment.Status.DONE))
+    rows = [
+        {"round": r, "done": r.done, "total": r.total}
+        for r in Round.objects.select_related("item_set")
+        .annotate(done=done, total=Count("assignments"))
+        .order_by("name")
+    ]
     return render(request, "adjudication/rounds.html", {"rows": rows})
 
 

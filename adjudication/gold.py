@@ -12,16 +12,18 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
+from django.core.cache import cache
 from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, transaction
 from django.db.models import Count, Max, Q
 from django.utils import timezone
 
-from adjudication.analytics import round_analysis
+from adjudication.analytics import round_analysis, round_signature
 from adjudication.models import Convention, GoldChange, GoldConstrual, GoldItem, Vote
 from adjudication.rulesets import active_rule_set
 from annotator.models import Assignment, Item, Round
-from nsmcore.mapper import route, route_batch
-from nsmcore.schema import SLOT_BY_NAME, SLOT_NAMES, SLOTS, Explication
+from annotator.versions import round_version
+from nsmcore.mapper import route_batch
+from nsmcore.schema import SLOT_BY_NAME, SLOT_NAMES, SLOTS
 
 UNANIMOUS, CONVENTION, ADJUDICATED = "unanimous", "convention", "adjudicated"
 
@@ -167,10 +169,18 @@ def _set_by(construal: GoldConstrual, number: int) -> bool:
 def gold_sync(round_: Round) -> int:
     """Open a gold record for every item of the round whose annotations are all in: unanimous
     slots are filled (provenance ``unanimous``); an item whose slots all agree is gold at once.
-    Items that already have a gold record are left alone. Returns how many were opened."""
+    Items that already have a gold record are left alone. Returns how many were opened.
+
+    Pages call this on every view; it does the work once per version of the round's annotations
+    (only a new submission can open a record)."""
+    synced_key = f"nsm:gold-synced:{round_.pk}"
+    version = round_version(round_.pk, round_signature)
+    if cache.get(synced_key) == version:
+        return 0
     analysis = round_analysis(round_)
     data = analysis.data
     if not data.coders:
+        cache.set(synced_key, version, timeout=None)
         return 0
     pending = set(
         Assignment.objects.filter(round=round_, status=Assignment.Status.PENDING).values_list(
@@ -188,7 +198,7 @@ def gold_sync(round_: Round) -> int:
     rule_set = active_rule_set()
     created = 0
     with transaction.atomic():
-        golds, construals, rows = [], [], []
+        golds, rows = [], []
         for r, item_id in enumerate(data.item_ids.tolist()):
             if item_id in have or item_id in pending or not enough[r]:
                 continue
@@ -200,40 +210,57 @@ def gold_sync(round_: Round) -> int:
             done = all(v is not None for v in slots.values())
             golds.append(GoldItem(item_id=item_id, round=round_, status="resolved" if done else "open"))
             rows.append((slots, provenance))
-        GoldItem.objects.bulk_create(golds, batch_size=2000)
+        # prepared executemany inserts: Django's bulk_create spends most of its time building SQL
+        now = timezone.now()
+        _insert_many(
+            GoldItem,
+            ["item_id", "round_id", "status", "needs_review", "review_reason", "pivotal_slots", "updated_at"],
+            [[g.item_id, round_.pk, g.status, False, "", [], now] for g in golds],
+        )
         ids = dict(
             GoldItem.objects.filter(item_id__in=[g.item_id for g in golds]).values_list("item_id", "pk")
         )
-        for gold, (slots, provenance) in zip(golds, rows, strict=True):
-            routing = _routing_with(slots, rule_set)
-            construals.append(
-                GoldConstrual(gold_id=ids[gold.item_id], slots=slots, provenance=provenance, **routing)
-            )
-        GoldConstrual.objects.bulk_create(construals, batch_size=2000)
-        GoldChange.objects.bulk_create(
+        routings = _routings([slots for slots, _ in rows], rule_set)
+        fields = ["gold_id", "index", "slots", "provenance", "residue", "notes", *_UNROUTED]
+        _insert_many(
+            GoldConstrual,
+            fields,
             [
-                GoldChange(
-                    gold_id=ids[g.item_id], after={"slots": c.slots}, why="opened: unanimous slots filled"
-                )
-                for g, c in zip(golds, construals, strict=True)
+                [ids[g.item_id], 1, slots, provenance, "", "", *(routing[k] for k in _UNROUTED)]
+                for g, (slots, provenance), routing in zip(golds, rows, routings, strict=True)
             ],
-            batch_size=2000,
+        )
+        _insert_many(
+            GoldChange,
+            ["gold_id", "who_id", "at", "before", "after", "why"],
+            [
+                [ids[g.item_id], None, now, None, {"slots": slots}, "opened: unanimous slots filled"]
+                for g, (slots, _) in zip(golds, rows, strict=True)
+            ],
         )
         created = len(golds)
+    transaction.on_commit(lambda: cache.set(synced_key, version, timeout=None))
     return created
 
 
-def _routing_with(slots: dict[str, str | None], rule_set: Any) -> dict[str, Any]:
-    if any(v is None for v in slots.values()):
-        return {"label": "", "rule": None, "fired": [], "abstention": "", "rule_set_version": ""}
-    routing = route(Explication(**slots), rule_set)
-    return {
-        "label": routing.label,
-        "rule": routing.rule_index,
-        "fired": list(routing.fired),
-        "abstention": routing.abstention_type or "",
-        "rule_set_version": routing.rule_set_version,
-    }
+_UNROUTED = {"label": "", "rule": None, "fired": [], "abstention": "", "rule_set_version": ""}
+
+
+def _routings(many: list[dict[str, str | None]], rule_set: Any) -> list[dict[str, Any]]:
+    """The routing fields of each slot assignment: complete ones routed in one batch through the
+    rule set, incomplete ones (a slot still unresolved) left unrouted."""
+    complete = [k for k, slots in enumerate(many) if all(v is not None for v in slots.values())]
+    routed = route_batch([many[k] for k in complete], rule_set) if complete else []
+    out = [dict(_UNROUTED) for _ in many]
+    for k, routing in zip(complete, routed, strict=True):
+        out[k] = {
+            "label": routing.label,
+            "rule": routing.rule_index,
+            "fired": list(routing.fired),
+            "abstention": routing.abstention_type or "",
+            "rule_set_version": routing.rule_set_version,
+        }
+    return out
 
 
 @dataclass(frozen=True)
@@ -319,25 +346,17 @@ def convention_apply(*, user, convention: Convention) -> int:
     with transaction.atomic():
         rows = _open_construals(convention.round, "pk", "gold_id", "gold__item_id", "slots")
         rows = [r for r in rows.select_for_update() if r[2] in items and r[3].get(slot) is None]
-        updated = []
-        complete: list[tuple[int, dict[str, str]]] = []
-        for pk, gold_id, _, slots in rows:
-            slots = {**slots, slot: chosen}
-            construal = GoldConstrual(pk=pk, gold_id=gold_id, slots=slots)
-            construal.label, construal.rule, construal.fired = "", None, []
-            construal.abstention = construal.rule_set_version = ""
-            updated.append(construal)
-            if all(v is not None for v in slots.values()):
-                complete.append((len(updated) - 1, slots))
-        # every settled item is routed in one batch through the active rule set
-        routings = route_batch([slots for _, slots in complete], rule_set) if complete else []
-        for (k, _), routing in zip(complete, routings, strict=True):
-            c = updated[k]
-            c.label, c.rule, c.fired = routing.label, routing.rule_index, list(routing.fired)
-            c.abstention, c.rule_set_version = routing.abstention_type or "", routing.rule_set_version
+        settled = [{**slots, slot: chosen} for _, _, _, slots in rows]
+        updated = [
+            GoldConstrual(pk=pk, gold_id=gold_id, slots=slots, **routing)
+            for (pk, gold_id, _, _), slots, routing in zip(
+                rows, settled, _routings(settled, rule_set), strict=True
+            )
+        ]
+        complete = [c for c in updated if c.label]
         _save_construals(updated)
         _set_provenance([c.pk for c in updated], slot, mark)
-        GoldItem.objects.filter(pk__in=[updated[k].gold_id for k, _ in complete]).update(
+        GoldItem.objects.filter(pk__in=[c.gold_id for c in complete]).update(
             status=GoldItem.Status.RESOLVED, updated_at=timezone.now()
         )
         now = timezone.now()
@@ -428,7 +447,7 @@ def gold_resolve(
             raise AdjudicationError(f"choose a value for every unresolved slot: {', '.join(missing)}")
         rule_set = active_rule_set()
         first.slots, first.provenance = slots, provenance
-        for field, value in _routing_with(slots, rule_set).items():
+        for field, value in _routings([slots], rule_set)[0].items():
             setattr(first, field, value)
         first.save()
         pivotal = []
@@ -444,7 +463,7 @@ def gold_resolve(
                 defaults={
                     "slots": other_slots,
                     "provenance": other_prov,
-                    **_routing_with(other_slots, rule_set),
+                    **_routings([other_slots], rule_set)[0],
                 },
             )
         else:

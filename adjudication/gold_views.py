@@ -22,7 +22,7 @@ from adjudication.gold import (
     gold_resolve,
     gold_sync,
 )
-from adjudication.models import Convention, GoldItem, Vote
+from adjudication.models import Convention, GoldConstrual, GoldItem, Vote
 from annotator.models import Annotation, Round
 from annotator.roles import ADJUDICATOR, ADMIN, has_role, require_role
 from nsmcore.schema import SLOT_NAMES, SLOTS
@@ -187,12 +187,10 @@ def gold_list(request: HttpRequest, round_id: int) -> HttpResponse:
         records.append({"gold": gold, "construals": construals, "sources": sorted(sources)})
     page = Paginator(records, PAGE_SIZE).get_page(request.GET.get("page"))
     labels = sorted(
-        {
-            c.label
-            for g in GoldItem.objects.filter(round=round_).prefetch_related("construals")
-            for c in g.construals.all()
-            if c.label
-        }
+        GoldConstrual.objects.filter(gold__round=round_)
+        .exclude(label="")
+        .values_list("label", flat=True)
+        .distinct()
     )
     context = {
         "round": round_,

@@ -194,6 +194,7 @@ def assignment_skip(*, assignment: Assignment, user: AbstractBaseUser) -> None:
     if assignment.status == Assignment.Status.PENDING:
         Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.SKIPPED)
         assignment.status = Assignment.Status.SKIPPED
+        round_changed(assignment.round_id)  # the item may now be complete for gold
 
 
 # Imports of model output -------------------------------------------------------------------------

@@ -201,6 +201,14 @@ def job_run(job_id: int, *, parser_factory: Callable[..., Parser] = parser_build
         raise
 
 
+def job_stopped(job_id: int) -> bool:
+    """Between batches: if cancel was asked, mark the job cancelled and say so."""
+    if Job.objects.filter(pk=job_id, cancel_requested=True).exists():
+        _finish(job_id, Job.Status.CANCELLED, "")
+        return True
+    return False
+
+
 def _fail_keeping(job_id: int, message: str) -> None:
     job = Job.objects.get(pk=job_id)
     if job.parsed:
@@ -238,8 +246,7 @@ def _run_prefill(job: Job, parser_factory: Callable[..., Parser]) -> bool:
     field = params.get("text_field", Round.TEXT_GENERATED)
     size = max(1, settings.NSM_JOB_BATCH_SIZE)
     for start in range(0, len(todo), size):
-        if Job.objects.filter(pk=job.pk, cancel_requested=True).exists():
-            _finish(job.pk, Job.Status.CANCELLED, "")
+        if job_stopped(job.pk):
             return False
         batch = todo[start : start + size]
         items = Item.objects.in_bulk(batch)

@@ -14,6 +14,7 @@ from django.db.models import F
 
 from annotator.models import Item, ItemSetMember, ParserPrediction, Round
 from jobs.models import Job, LineVerification
+from jobs.services import job_stopped
 from nsmcore.render import render
 from nsmcore.schema import Explication
 from nsmcore.verifier import LineScore, Verifier, VerifierUnavailable, item_score, label_indexes
@@ -122,10 +123,7 @@ def run_verify(job: Job) -> bool:
     scores_all: list[float] = []
     lines_all = entailed_all = 0
     for start in range(0, len(work), size):
-        if Job.objects.filter(pk=job.pk, cancel_requested=True).exists():
-            from jobs.services import _finish
-
-            _finish(job.pk, Job.Status.CANCELLED, "")
+        if job_stopped(job.pk):
             return False
         batch = work[start : start + size]
         pairs, owners = [], []

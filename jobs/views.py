@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.views.decorators.http import require_POST
 
-from annotator.models import Round
+from annotator.models import ItemSet, Round
 from annotator.roles import ADMIN, require_role
 from jobs.forms import PrefillForm, VerifyForm
 from jobs.models import Job
@@ -33,8 +33,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
                 form,
                 lambda: job_prefill_start(
                     user=request.user,
-                    item_set=None if isinstance(target, Round) else target,
-                    round_=target if isinstance(target, Round) else None,
+                    **_scope(target),
                     backend=data["backend"],
                     model=data["model"].strip(),
                     mode=data["mode"],
@@ -63,8 +62,7 @@ def job_verify(request: HttpRequest) -> HttpResponse:
             form,
             lambda: job_verify_start(
                 user=request.user,
-                item_set=None if isinstance(target, Round) else target,
-                round_=target if isinstance(target, Round) else None,
+                **_scope(target),
                 parser=data["parser"].strip(),
                 model=data["model"].strip(),
                 text_field=data["text_field"],
@@ -75,6 +73,11 @@ def job_verify(request: HttpRequest) -> HttpResponse:
         status = started
     context = {"form": PrefillForm(), "verify_form": form, "jobs": jobs_recent()}
     return render(request, "jobs/list.html", context, status=status)
+
+
+def _scope(target: ItemSet | Round) -> dict:
+    """A form's target as the services take it."""
+    return {"round_": target} if isinstance(target, Round) else {"item_set": target}
 
 
 def _start(request: HttpRequest, form, start: Callable[[], Job]) -> HttpResponse | int:
