@@ -68,3 +68,21 @@ class VerifyForm(TargetMixin, forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["target"].choices = target_choices()
         self.fields["parser"].initial = "lexical"
+
+
+class ExportForm(forms.Form):
+    round = forms.ModelChoiceField(
+        queryset=Round.objects.order_by("name"),
+        required=False,
+        empty_label="the whole gold corpus",
+        help_text="resolved gold items only; open ones are left out until resolved",
+    )
+    verify = forms.BooleanField(
+        required=False,
+        initial=True,
+        label="Verify every line",
+        help_text="judgements already cached are reused; the rest are computed during the export",
+    )
+    model = forms.CharField(
+        required=False, max_length=250, help_text="NLI model name or local path; empty: NSM_VERIFIER_MODEL"
+    )

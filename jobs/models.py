@@ -8,6 +8,7 @@ a Celery result backend.
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 
 from django.conf import settings
 from django.db import models
@@ -23,6 +24,7 @@ class Job(models.Model):
     class Kind(models.TextChoices):
         PREFILL = "prefill", "parser prefill"
         VERIFY = "verify", "NLI verification"
+        EXPORT = "export", "EmoExpl export"
 
     class Status(models.TextChoices):
         QUEUED = "queued", "queued"
@@ -82,7 +84,9 @@ class Job(models.Model):
     def subject(self) -> str:
         if self.round_id:
             return f"round {self.round.name}"
-        return f"item set {self.item_set.name}" if self.item_set_id else "-"
+        if self.item_set_id:
+            return f"item set {self.item_set.name}"
+        return "the whole gold corpus" if self.kind == self.Kind.EXPORT else "-"
 
     @property
     def percent(self) -> int:
@@ -144,3 +148,41 @@ class LineVerification(models.Model):
 
     def __str__(self) -> str:
         return f"{self.line!r}: {self.p_entailment:.2f}"
+
+
+class Export(models.Model):
+    """The history of EmoExpl exports: who made which archive, when, from what. The archive is a
+    file in NSM_EXPORT_DIR; the row is written only once the file is complete."""
+
+    job = models.OneToOneField(Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="export")
+    round = models.ForeignKey(
+        Round, null=True, blank=True, on_delete=models.PROTECT, related_name="exports",
+        help_text="empty: the whole gold corpus",
+    )  # fmt: skip
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    filename = models.CharField(max_length=200)
+    bytes = models.PositiveBigIntegerField()
+    sha256 = models.CharField(max_length=64, help_text="of the archive")
+    jsonl_sha256 = models.CharField(max_length=64)
+    records = models.PositiveIntegerField()
+    lines = models.PositiveIntegerField(default=0)
+    verifier = models.CharField(max_length=400, blank=True, help_text="model @ revision; empty: not verified")
+    rule_set_version = models.CharField(max_length=32)
+    manifest = models.JSONField()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.filename
+
+    @property
+    def scope(self) -> str:
+        return f"round {self.round.name}" if self.round_id else "whole gold corpus"
+
+    @property
+    def path(self):
+        return Path(settings.NSM_EXPORT_DIR) / self.filename

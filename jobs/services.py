@@ -73,12 +73,17 @@ def job_prefill_start(
 
 
 def _job_create(
-    kind: str, *, user, item_set: ItemSet, round_: Round | None, key: str, params: dict, total: int = 0,
-    enqueue: bool,
+    kind: str, *, user, item_set: ItemSet | None, round_: Round | None, key: str, params: dict,
+    total: int = 0, enqueue: bool,
 ) -> Job:  # fmt: skip
     """Create a job, unless the same one (kind, scope, key) is active: JobConflict names it. The
-    job goes to the worker once the transaction commits."""
-    scope = f"{'round:' + str(round_.pk) if round_ else 'set:' + str(item_set.pk)}|{key}"[:300]
+    job goes to the worker once the transaction commits. Neither item set nor round: the whole
+    corpus."""
+    if round_ is not None:
+        where = f"round:{round_.pk}"
+    else:
+        where = f"set:{item_set.pk}" if item_set is not None else "all"
+    scope = f"{where}|{key}"[:300]
     try:
         with transaction.atomic():
             job = Job.objects.create(
@@ -189,6 +194,10 @@ def job_run(job_id: int, *, parser_factory: Callable[..., Parser] = parser_build
             from jobs.verification import run_verify
 
             completed = run_verify(job)
+        elif job.kind == Job.Kind.EXPORT:
+            from jobs.export import run_export
+
+            completed = run_export(job)
         else:
             completed = _run_prefill(job, parser_factory)
         if completed:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.html import format_html
@@ -13,8 +13,8 @@ from django.views.decorators.http import require_POST
 
 from annotator.models import ItemSet, Round
 from annotator.roles import ADMIN, require_role
-from jobs.forms import PrefillForm, VerifyForm
-from jobs.models import Job
+from jobs.forms import ExportForm, PrefillForm, VerifyForm
+from jobs.models import Export, Job
 from jobs.selectors import jobs_recent, legality_report
 from jobs.services import JobConflict, JobError, job_cancel, job_prefill_start, job_resume, job_verify_start
 
@@ -135,3 +135,43 @@ def job_resume_view(request: HttpRequest, job_id: int) -> HttpResponse:
     except JobError as error:
         messages.error(request, str(error))
     return redirect("job_detail", job_id)
+
+
+@require_role(ADMIN)
+def export_list(request: HttpRequest) -> HttpResponse:
+    """Start an EmoExpl export; the history of every export, with downloads."""
+    from jobs.export import export_start
+
+    form = ExportForm(request.POST or None)
+    status = 200
+    if request.method == "POST":
+        status = 400
+        if form.is_valid():
+            data = form.cleaned_data
+            started = _start(
+                request,
+                form,
+                lambda: export_start(
+                    user=request.user,
+                    round_=data["round"],
+                    model=data["model"].strip(),
+                    verify=data["verify"],
+                ),
+            )
+            if isinstance(started, HttpResponse):
+                return started
+            status = started
+    exports = Export.objects.select_related("round", "created_by", "job")
+    running = Job.objects.filter(kind=Job.Kind.EXPORT, status__in=("queued", "running")).select_related(
+        "round"
+    )
+    context = {"form": form, "exports": exports, "running": running}
+    return render(request, "jobs/exports.html", context, status=status)
+
+
+@require_role(ADMIN)
+def export_download(request: HttpRequest, export_id: int) -> FileResponse:
+    export = get_object_or_404(Export, pk=export_id)
+    if not export.path.is_file():
+        raise Http404(f"{export.filename} is no longer on the server; export again to make it")
+    return FileResponse(export.path.open("rb"), as_attachment=True, filename=export.filename)

@@ -204,6 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
     parse_p.add_argument("--api-key", default=None, help="openai: bearer token, if the server needs one")
     parse_p.add_argument("--mode", default="schema", choices=("schema", "free"), help="openai: decoding mode")
     parse_p.add_argument("--raw", action="store_true", help="include each raw model output")
+    sub.add_parser("emoexpl-schema", help="print the JSON Schema of an EmoExpl export record")
     tiny_p = sub.add_parser("tiny-model", help="write a tiny random causal LM for smoke runs")
     tiny_p.add_argument("path")
     tiny_p.add_argument("--seed", type=int, default=0)
@@ -227,6 +228,11 @@ def main(argv: list[str] | None = None, out: IO[str] | None = None, err: IO[str]
             return cmd_parse(args, out, err)
         if args.command == "tiny-model":
             return cmd_tiny_model(args, out)
+        if args.command == "emoexpl-schema":
+            from nsmcore.emoexpl import record_schema
+
+            out.write(json.dumps(record_schema(), indent=2) + "\n")
+            return 0
         return cmd_selfcheck(args, out)
     except (InputError, RuleSetError, ParserUnavailable) as error:
         err.write(f"error: {error}\n")

@@ -163,3 +163,13 @@ NSM_VERIFIER_MODEL = env_str("NSM_VERIFIER_MODEL", "MoritzLaurer/DeBERTa-v3-larg
 NSM_VERIFIER_DEVICE = env_str("NSM_VERIFIER_DEVICE", "auto")
 NSM_VERIFIER_BATCH_SIZE = env_int("NSM_VERIFIER_BATCH_SIZE", 32)
 NSM_VERIFIER_THRESHOLD = env_float("NSM_VERIFIER_THRESHOLD", 0.5)
+
+# EmoExpl exports (docs/admin.md): where archives are kept, how many gold items a batch reads,
+# and the citation the dataset card prints.
+NSM_EXPORT_DIR = BASE_DIR / env_str("NSM_EXPORT_DIR", str(VAR_DIR / "exports"))  # relative: to the checkout
+NSM_EXPORT_BATCH_SIZE = env_int("NSM_EXPORT_BATCH_SIZE", 2000)
+NSM_EXPORT_CITATION = env_str(
+    "NSM_EXPORT_CITATION",
+    "Xing, F. and Cambria, E. Faithful by Definition: Emotion Analysis via Natural Semantic "
+    "Metalanguage Explications.",
+)

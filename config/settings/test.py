@@ -16,3 +16,4 @@ CELERY_TASK_EAGER_PROPAGATES = True
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
     # A file, not memory: a real worker process started by a browser test reads the same database.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}  # noqa: F405
+NSM_EXPORT_DIR = VAR_DIR / "test-exports"  # noqa: F405

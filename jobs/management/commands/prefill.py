@@ -5,14 +5,12 @@ the Jobs page shows). Either way it is the same job as one started from the page
 
 from __future__ import annotations
 
-import sys
-
 from django.core.management.base import BaseCommand, CommandError
-from django.db import connections
 
 from annotator.models import ItemSet, Round
+from jobs.management.commands._progress import run_with_progress
 from jobs.models import Job
-from jobs.services import JobError, job_prefill_start, job_run
+from jobs.services import JobError, job_prefill_start
 from nsmcore.parsers import BACKENDS
 
 
@@ -62,30 +60,7 @@ class Command(BaseCommand):
         self._run_with_progress(job)
 
     def _run_with_progress(self, job: Job) -> None:
-        import threading
-
-        def run() -> None:
-            try:
-                job_run(job.pk)
-            except Exception:  # recorded on the job (and logged); reported below
-                pass
-            finally:
-                connections.close_all()
-
-        worker = threading.Thread(target=run, daemon=True)
-        worker.start()
-        tty = sys.stderr.isatty()
-        while worker.is_alive():
-            worker.join(0.5)
-            job.refresh_from_db()
-            line = f"\r{job.done}/{job.total} items ({job.percent}%)"
-            if job.rate:
-                line += f", {job.rate:.1f} items/s"
-            if tty:
-                self.stderr.write(line, ending="")
-        job.refresh_from_db()
-        if tty:
-            self.stderr.write("")
+        job = run_with_progress(self, job)
         summary = (
             f"job #{job.pk} {job.status}: {job.done}/{job.total} items, {job.legal} legal, "
             f"{job.illegal} illegal, {job.skipped} skipped ({job.parser_name} {job.parser_version})"
