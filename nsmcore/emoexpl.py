@@ -119,13 +119,13 @@ def atomic_archive(folder: Path, *, tag: str = "") -> Iterator[PendingArchive]:
             pending = PendingArchive(ArchiveWriter(file), temp)
             try:
                 yield pending
+                if not pending.name or "/" in pending.name or pending.name.startswith("."):
+                    raise ValueError(f"an archive needs a plain file name, not {pending.name!r}")
+                pending.writer.close()
             except BaseException:
                 with suppress(ValueError, OSError):
                     pending.writer.close()
                 raise
-            if not pending.name or "/" in pending.name or pending.name.startswith("."):
-                raise ValueError(f"an archive needs a plain file name, not {pending.name!r}")
-            pending.writer.close()
             file.flush()
             os.fsync(file.fileno())
         pending.path = folder / pending.name
