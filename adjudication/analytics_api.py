@@ -142,3 +142,21 @@ class Anchoring(_RoundView):
                 "raw_agreement": raw,
             }
         )
+
+
+class Calibration(_RoundView):
+    @extend_schema(
+        parameters=[OpenApiParameter("model", str, description="model id @ revision; default: the newest")],
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def get(self, request: Request, round_id: int) -> Response:
+        from adjudication.calibration import calibration_report, report_as_dict, verifier_models
+
+        round_ = self.round(round_id)
+        models = verifier_models(round_)
+        model = request.query_params.get("model") or (models[0] if models else "")
+        if not model:
+            return Response({"detail": "no cached verifier judgement for this round's texts", "models": []})
+        if model not in models:
+            return Response({"detail": f"no cached judgement by {model!r}", "models": models}, status=404)
+        return Response({**report_as_dict(calibration_report(round_, model)), "models": models})

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from adjudication import analytics_api, analytics_views, gold_views
+from adjudication import analytics_api, analytics_views, calibration_views, gold_views
 
 urlpatterns = [
     path("adjudicate/", analytics_views.rounds, name="adjudicate"),
@@ -44,4 +44,21 @@ urlpatterns += [
     ),
     path("adjudicate/rounds/<int:round_id>/gold/", gold_views.gold_list, name="gold_list"),
     path("adjudicate/rounds/<int:round_id>/gold/<int:item_id>/", gold_views.gold_item, name="gold_item"),
+]
+
+urlpatterns += [
+    path("adjudicate/rounds/<int:round_id>/judgements/", calibration_views.judgements, name="judgements"),
+    path(
+        "adjudicate/rounds/<int:round_id>/judgements/<int:item_id>/",
+        calibration_views.judgement_mark_view,
+        name="judgement_mark",
+    ),
+    path(
+        "adjudicate/rounds/<int:round_id>/calibration/",
+        calibration_views.calibration_page,
+        name="calibration",
+    ),
+    path(
+        "api/rounds/<int:round_id>/calibration/", analytics_api.Calibration.as_view(), name="api_calibration"
+    ),
 ]

@@ -104,3 +104,24 @@ def submitted(prefilled_round, annotator, other_annotator) -> Round:
         ):
             annotation_submit(assignment=a, user=user, values={**PRED, **diff.get(k, {})}, base_version=0)
     return prefilled_round
+
+
+@pytest.fixture
+def gold_round(submitted, adjudicator):
+    """All four items resolved: one unanimous, two by hand, one kept with two construals."""
+    from adjudication.gold import gold_resolve, gold_sync
+    from adjudication.models import GoldItem
+
+    gold_sync(submitted)
+    golds = {g.item.source_id: g for g in GoldItem.objects.filter(round=submitted).select_related("item")}
+    gold_resolve(user=adjudicator, gold=golds["t1-0"], values={"agency": "i"})
+    gold_resolve(user=adjudicator, gold=golds["t2-0"], values={"agency": "someone-else"})
+    other = "very" if PRED["intensity"] != "very" else "plain"
+    gold_resolve(
+        user=adjudicator,
+        gold=golds["t3-0"],
+        values={"intensity": PRED["intensity"]},
+        second={"intensity": other},
+    )
+    assert GoldItem.objects.filter(round=submitted, status="resolved").count() == 4
+    return submitted

@@ -13,8 +13,6 @@ import jsonschema
 import pytest
 from django.core.management import CommandError, call_command
 
-from adjudication.gold import gold_resolve, gold_sync
-from adjudication.models import GoldItem
 from adjudication.rulesets import active_rule_set
 from annotator.models import Item
 from jobs import export as export_module
@@ -43,24 +41,6 @@ def nli_path(tmp_path_factory):
 def _export_dir(settings, tmp_path):
     settings.NSM_EXPORT_DIR = tmp_path / "exports"
     settings.NSM_VERIFIER_DEVICE = "cpu"
-
-
-@pytest.fixture
-def gold_round(submitted, adjudicator):
-    """All four items resolved: one unanimous, two by hand, one kept with two construals."""
-    gold_sync(submitted)
-    golds = {g.item.source_id: g for g in GoldItem.objects.filter(round=submitted).select_related("item")}
-    gold_resolve(user=adjudicator, gold=golds["t1-0"], values={"agency": "i"})
-    gold_resolve(user=adjudicator, gold=golds["t2-0"], values={"agency": "someone-else"})
-    other = "very" if PRED["intensity"] != "very" else "not-very"
-    gold_resolve(
-        user=adjudicator,
-        gold=golds["t3-0"],
-        values={"intensity": PRED["intensity"]},
-        second={"intensity": other},
-    )
-    assert GoldItem.objects.filter(round=submitted, status="resolved").count() == 4
-    return submitted
 
 
 def export_now(user, **kw) -> Job:
