@@ -112,10 +112,42 @@ def round_analysis(round_: Round, *, levels: dict[str, str] | None = None) -> Ro
     table = data.table if data.coders else np.zeros((0, 1, len(SLOTS)), np.int16)
     report = agreement(table, levels=levels, bootstrap=BOOTSTRAP if data.coders else 0, seed=SEED)
     analysis = RoundAnalysis(data, report, conflicts(table), levels)
+    if not levels:
+        _snapshot_save(round_.pk, key[1], data.coders, report)
     _MEMO[key] = analysis
     while len(_MEMO) > _MEMO_SIZE:
         _MEMO.popitem(last=False)
     return analysis
+
+
+def _snapshot_save(round_id: int, version: str, coders: int, report: AgreementReport) -> dict[str, Any]:
+    from adjudication.models import AgreementSnapshot
+
+    def number(value: float | None) -> float | None:
+        return None if value is None or np.isnan(value) else round(float(value), 6)
+
+    summary = {
+        "coders": coders,
+        "items": report.items,
+        "alpha": {s.slot: number(s.alpha) for s in report.slots},
+        "raw": {s.slot: number(s.raw) for s in report.slots},
+    }
+    AgreementSnapshot.objects.update_or_create(
+        round_id=round_id, defaults={"version": version, "summary": summary}
+    )
+
+
+def agreement_summary(round_: Round) -> dict[str, Any]:
+    """Coders, items, alpha and raw agreement per slot (nominal) of the round as its annotations
+    stand: the stored snapshot when it is of this version, else computed (and stored)."""
+    from adjudication.models import AgreementSnapshot
+
+    version = _version(round_.pk)
+    snapshot = AgreementSnapshot.objects.filter(round=round_, version=version).first()
+    if snapshot is not None:
+        return snapshot.summary
+    analysis = round_analysis(round_)  # may come from this process's memo: store it either way
+    return _snapshot_save(round_.pk, version, analysis.data.coders, analysis.report)
 
 
 @dataclass(frozen=True)

@@ -165,3 +165,17 @@ class EntailmentJudgement(models.Model):
 
     def __str__(self) -> str:
         return f"{self.line!r} {'entailed' if self.entailed else 'not entailed'} by {self.judge_id}"
+
+
+class AgreementSnapshot(models.Model):
+    """Alpha and raw agreement per slot of a round at one version of its annotations, kept
+    whenever the analysis is computed, so that exports (any process) read it instead of
+    recomputing it over every annotation."""
+
+    round = models.OneToOneField(Round, on_delete=models.CASCADE, related_name="agreement_snapshot")
+    version = models.CharField(max_length=100, help_text="the round's annotation signature")
+    summary = models.JSONField()
+    computed_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"agreement of round {self.round_id} at {self.version}"

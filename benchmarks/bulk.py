@@ -12,13 +12,19 @@ from annotator.models import Annotation, Assignment, Item, ItemSet, ItemSetMembe
 from nsmcore.schema import SLOT_NAMES
 
 
-def finished_round(n: int, slots_for: Callable[[int, int], dict[str, str]], *, coders: int = 2) -> Round:
+def finished_round(
+    n: int,
+    slots_for: Callable[[int, int], dict[str, str]],
+    *,
+    coders: int = 2,
+    text_for: Callable[[int], str] = lambda i: f"text {i}",
+) -> Round:
     """A blind round of ``n`` new items with ``coders`` annotators whose work is all submitted:
-    ``slots_for(position, coder)`` gives each annotation's twelve slots."""
+    ``slots_for(position, coder)`` gives each annotation's twelve slots, ``text_for(i)`` each text."""
     with transaction.atomic():
         Item.objects.bulk_create(
             [
-                Item(source="bench", source_id=f"b{i}", text=f"text {i}", reference_label="joy")
+                Item(source="bench", source_id=f"b{i}", text=text_for(i), reference_label="joy")
                 for i in range(n)
             ],
             batch_size=5000,

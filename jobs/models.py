@@ -186,3 +186,28 @@ class Export(models.Model):
     @property
     def path(self):
         return Path(settings.NSM_EXPORT_DIR) / self.filename
+
+
+class VerifiedLines(models.Model):
+    """The export's cache: the encoded line records (JSON) of one explication checked against one
+    text by one model at one threshold, with its counts. Built from LineVerification the first
+    time an explication is exported, so a later export reads one row per explication instead of
+    one per line. Keyed by content, so a changed gold explication simply misses."""
+
+    model = models.CharField(max_length=300, help_text="model id @ revision")
+    threshold = models.FloatField()
+    text_sha = models.CharField(max_length=64)
+    slots_key = models.CharField(max_length=64, help_text="sha256 of the explication")
+    lines = models.TextField(help_text="the JSON array of line records, as exported")
+    scored = models.PositiveSmallIntegerField()
+    entailed = models.PositiveSmallIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["model", "threshold", "text_sha", "slots_key"], name="verified_lines_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.entailed}/{self.scored} lines entailed ({self.model})"

@@ -16,6 +16,8 @@ import hashlib
 import io
 import json
 import os
+import queue
+import threading
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -67,6 +69,52 @@ class _HashingWriter(io.RawIOBase):
         return self.target.write(data)
 
 
+class _Pipe:
+    """Text in, UTF-8 bytes written to ``target`` by a worker thread, in order, in blocks of
+    about ``buffer`` characters (at most four blocks waiting, so memory stays bounded)."""
+
+    def __init__(self, target: Any, buffer: int):
+        self.target = target
+        self.buffer = buffer
+        self.parts: list[str] = []
+        self.size = 0
+        self.queue: queue.Queue[bytes | None] = queue.Queue(maxsize=4)
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="emoexpl-writer", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while (block := self.queue.get()) is not None:
+            if self.error is None:
+                try:
+                    self.target.write(block)
+                except BaseException as error:  # handed to the writing thread
+                    self.error = error
+
+    def write(self, text: str) -> int:
+        self.parts.append(text)
+        self.size += len(text)
+        if self.size >= self.buffer:
+            self._send()
+        return len(text)
+
+    def _send(self) -> None:
+        if self.error is not None:
+            raise self.error
+        if self.parts:
+            self.queue.put("".join(self.parts).encode("utf-8"))
+            self.parts, self.size = [], 0
+
+    def close(self) -> None:
+        try:
+            self._send()
+        finally:
+            self.queue.put(None)
+            self.thread.join()
+        if self.error is not None:
+            raise self.error
+
+
 class ArchiveWriter:
     """A deterministic zip being written. Entries are added in the order the caller chooses."""
 
@@ -76,15 +124,16 @@ class ArchiveWriter:
 
     @contextmanager
     def stream(self, name: str, *, buffer: int = 1 << 20) -> Iterator[Any]:
-        """A text stream into one entry; its sha256 and size are in ``files`` once closed."""
+        """A text stream into one entry; its sha256 and size are in ``files`` once closed.
+        Compression and hashing run in a second thread (zlib and hashlib release the GIL), so
+        building the text and compressing it overlap."""
         with self.zip.open(_info(name), "w", force_zip64=True) as raw:
             hashing = _HashingWriter(raw)
-            text = io.TextIOWrapper(
-                io.BufferedWriter(hashing, buffer_size=buffer), encoding="utf-8", newline="\n"
-            )
-            yield text
-            text.flush()
-            text.detach().flush()
+            pipe = _Pipe(hashing, buffer)
+            try:
+                yield pipe
+            finally:
+                pipe.close()
         self.files[name] = {"sha256": hashing.sha256.hexdigest(), "bytes": hashing.bytes}
 
     def add(self, name: str, data: str | bytes) -> None:

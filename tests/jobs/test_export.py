@@ -19,7 +19,7 @@ from jobs import export as export_module
 from jobs.export import export_start
 from jobs.models import Export, Job, LineVerification
 from jobs.services import JobError, job_resume, job_run
-from nsmcore.emoexpl import record_schema
+from nsmcore.emoexpl import dumps, record_schema
 from nsmcore.render import render
 from nsmcore.schema import Explication
 from nsmcore.tiny import build_tiny_nli
@@ -65,8 +65,9 @@ def test_every_record_holds_the_gold_with_its_verified_lines(gold_round, admin_u
     assert zf.namelist() == ["emoexpl.jsonl", "manifest.json", "README.md", "record.schema.json"]
     schema = json.loads(SCHEMA_FILE.read_text())
     rows = records(zf)
-    for row in rows:
+    for text, row in zip(zf.read("emoexpl.jsonl").decode().splitlines(), rows, strict=True):
         jsonschema.validate(row, schema)
+        assert text == dumps(row)  # the assembled line is the canonical encoding of its record
     assert [r["source_id"] for r in rows] == ["t1-0", "t2-0", "t3-0", "t4-0"]
     by_id = {r["source_id"]: r for r in rows}
 
