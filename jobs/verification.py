@@ -85,9 +85,11 @@ def explications_for(job: Job) -> list[tuple[int, str, list[dict[str, str]]]]:
     prediction of a parser for each item of an item set."""
     source = job.params.get("source", "")
     if source == GOLD:
+        from adjudication.gold import gold_sync
         from adjudication.models import GoldConstrual
 
         round_ = job.round
+        gold_sync(round_)  # items whose annotations all agree are gold without a visit to a page
         rows: dict[int, list[dict[str, str]]] = {}
         construals = GoldConstrual.objects.filter(gold__round=round_, gold__status="resolved").order_by(
             "index"

@@ -3,8 +3,10 @@
 
 import os
 import socket
+import uuid
 from urllib.parse import urlsplit
 
+import psycopg
 import pytest
 
 POSTGRES_ADMIN_URL = os.environ.get("NSM_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres")
@@ -32,3 +34,23 @@ def require_service(url: str, what: str) -> None:
 def postgres_admin_url() -> str:
     require_service(POSTGRES_ADMIN_URL, "PostgreSQL")
     return POSTGRES_ADMIN_URL
+
+
+@pytest.fixture
+def redis_url():
+    url = "redis://127.0.0.1:6379/13"
+    require_service(url.replace("redis://", "tcp://"), "Redis")
+    import redis
+
+    redis.Redis.from_url(url).flushdb()  # database 13 belongs to these tests
+    return url
+
+
+@pytest.fixture
+def postgres_database(postgres_admin_url):
+    name = f"nsm_worker_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(postgres_admin_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    yield f"{postgres_admin_url.rsplit('/', 1)[0]}/{name}"
+    with psycopg.connect(postgres_admin_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

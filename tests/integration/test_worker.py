@@ -2,12 +2,10 @@
 SQLite (what `make run` uses, no server needed), and on Redis with PostgreSQL."""
 
 import sqlite3
-import uuid
 
 import psycopg
 import pytest
 
-from tests.integration.conftest import require_service
 from tests.integration.deployment import Deployment, postgres_row, sqlite_row, write_items
 
 pytestmark = pytest.mark.integration
@@ -43,26 +41,6 @@ def test_the_embedded_broker_runs_a_prefill_job_without_any_server(tmp_path):
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT count(*) FROM annotator_parserprediction").fetchone() == (N_ITEMS,)
     assert "Connected to filesystem://" in deployment.worker_log()
-
-
-@pytest.fixture
-def redis_url():
-    url = "redis://127.0.0.1:6379/13"
-    require_service(url.replace("redis://", "tcp://"), "Redis")
-    import redis
-
-    redis.Redis.from_url(url).flushdb()  # database 13 belongs to these tests
-    return url
-
-
-@pytest.fixture
-def postgres_database(postgres_admin_url):
-    name = f"nsm_worker_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(postgres_admin_url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    yield f"{postgres_admin_url.rsplit('/', 1)[0]}/{name}"
-    with psycopg.connect(postgres_admin_url, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def test_a_worker_on_redis_runs_a_prefill_job_on_postgresql(tmp_path, redis_url, postgres_database):
