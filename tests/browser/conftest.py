@@ -5,6 +5,10 @@ import os
 import shutil
 
 import pytest
+from django.db import connection
+
+from config.celery import app as celery_app
+from tests.integration.deployment import Deployment, sqlite_row
 
 # Playwright's sync API runs an event loop in the test thread; the Django ORM calls the tests
 # make there (creating users) are still synchronous, so allow them.
@@ -64,3 +68,29 @@ def login(page, live_server):
         page.wait_for_url(f"{live_server.url}/")
 
     return _login
+
+
+@pytest.fixture
+def worker_env() -> dict[str, str]:
+    """More environment for the worker process (a test overrides this fixture to add some)."""
+    return {}
+
+
+@pytest.fixture
+def worker(transactional_db, tmp_path, settings, worker_env):
+    """A worker process on this test database, and the app sending to it instead of running inline."""
+    if connection.vendor != "sqlite":
+        pytest.skip(reason="the browser tests share the test database with a worker through a SQLite file")
+    db = connection.settings_dict["NAME"]
+    env = {"DATABASE_URL": f"sqlite:///{db}", "NSM_JOB_BATCH_SIZE": "10"}
+    # the broker folder of the test settings: the app here already sends there
+    env["NSM_BROKER_DIR"] = str(settings.NSM_BROKER_DIR)
+    env |= worker_env
+    deployment = Deployment(tmp_path, env, sqlite_row(db))
+    for message in (settings.NSM_BROKER_DIR / "queue").glob("*.msg"):
+        message.unlink()  # left by an interrupted run
+    celery_app.conf.task_always_eager = False
+    deployment.start_worker()
+    yield deployment
+    deployment.stop()
+    celery_app.conf.task_always_eager = True

@@ -4,37 +4,15 @@ Celery worker process on the embedded filesystem broker (the `make run` setup)."
 import json
 
 import pytest
-from django.db import connection
 from playwright.sync_api import expect
 
 from annotator.imports import items_import
 from annotator.models import Item, ParserPrediction
 from annotator.sampling import item_set_from_items
-from config.celery import app as celery_app
 from jobs.models import Job
-from tests.integration.deployment import Deployment, sqlite_row
 
 pytestmark = pytest.mark.django_db(transaction=True)
 N_ITEMS = 1500
-
-
-@pytest.fixture
-def worker(transactional_db, tmp_path, settings):
-    """A worker process on this test database, and the app sending to it instead of running inline."""
-    if connection.vendor != "sqlite":
-        pytest.skip(reason="the browser tests share the test database with a worker through a SQLite file")
-    db = connection.settings_dict["NAME"]
-    env = {"DATABASE_URL": f"sqlite:///{db}", "NSM_JOB_BATCH_SIZE": "10"}
-    # the broker folder of the test settings: the app here already sends there
-    env["NSM_BROKER_DIR"] = str(settings.NSM_BROKER_DIR)
-    deployment = Deployment(tmp_path, env, sqlite_row(db))
-    for message in (settings.NSM_BROKER_DIR / "queue").glob("*.msg"):
-        message.unlink()  # left by an interrupted run
-    celery_app.conf.task_always_eager = False
-    deployment.start_worker()
-    yield deployment
-    deployment.stop()
-    celery_app.conf.task_always_eager = True
 
 
 @pytest.fixture
