@@ -142,7 +142,7 @@ def _construal_head(
             "rule_set_version": rule_set_version,
         },
     }
-    return emoexpl.dumps(head)[:-1] + ',"lines":['
+    return emoexpl.dumps(head)[:-1] + ',"lines":'
 
 
 NO_SCORE = '"p_neutral":null,"p_contradiction":null,"entailed":null'
@@ -394,7 +394,7 @@ def _records(
     batch: list[GoldRow], *, rounds: dict[int, Round], set_names: dict[int, tuple[str, str]],
     verifier: Verifier | None, tally: Tally,
 ) -> list[str]:  # fmt: skip
-    """The JSONL lines of one batch of gold items."""
+    """The JSONL text of one batch of gold items, as fragments to be joined."""
     meta = emoexpl.dumps(
         {
             "verifier_model": verifier.model_id if verifier else None,
@@ -411,19 +411,26 @@ def _records(
         work.append((text_key(premise), premise, [c[1] for c in row.construals]))
     fragments = _fragments(verifier, work, meta) if verifier else {}
 
-    out = []
+    out: list[str] = []  # the batch's JSONL as fragments, joined once by the writer
     for row, (sha, _, _) in zip(batch, work, strict=True):
         round_ = rounds[row.round_id]
-        parts = []
+        out.append(
+            f'{{"id":{enc(row.source + ":" + row.source_id)},"source":{enc(row.source)},'
+            f'"source_id":{enc(row.source_id)},"text":{enc(row.text)},"masked_text":{enc(row.masked)},'
+            f'"premise_field":{enc(round_.text_field)},"reference_label":{enc(row.reference)},'
+            f'"tiers":{tiers[row.item_id]},{_tail(round_.name, emoexpl.dumps(row.pivotal))},"construals":['
+        )
         item_lines = item_entailed = 0
-        for construal in row.construals:
+        for k, construal in enumerate(row.construals):
             index, slots_raw, _, _, _, label, _, _, abstention, rsv = construal
             if verifier is None:
                 lines, known, entailed = _encode_lines(_construal_lines(slots_raw, meta), {}, None)
             else:
                 lines, known, entailed = fragments[(sha, _slots_key(slots_raw))]
             score_text = _number(entailed / known) if known else "null"
-            parts.append(f'{_construal_head(*construal)}{lines[1:]},"item_score":{score_text}}}')
+            out.extend(
+                ("," if k else "", _construal_head(*construal), lines, f',"item_score":{score_text}}}')
+            )
             item_lines += known
             item_entailed += entailed
             tally.construals += 1
@@ -435,6 +442,7 @@ def _records(
                 if abstention:
                     tally.abstentions[abstention] += 1
         item_score = item_entailed / item_lines if item_lines else None
+        out.append(f'],"item_score":{_number(item_score)}}}\n')
         if item_score is not None:
             tally.scores.append(item_score)
         tally.items += 1
@@ -442,15 +450,6 @@ def _records(
         tally.reference[row.reference] += 1
         for tier in _decode(tiers[row.item_id]):
             tally.tiers[(tier["tier"], tier["item_set"])] += 1
-        head = (
-            f'{{"id":{enc(row.source + ":" + row.source_id)},"source":{enc(row.source)},'
-            f'"source_id":{enc(row.source_id)},"text":{enc(row.text)},"masked_text":{enc(row.masked)},'
-            f'"premise_field":{enc(round_.text_field)},"reference_label":{enc(row.reference)}'
-        )
-        out.append(
-            f'{head},"tiers":{tiers[row.item_id]},{_tail(round_.name, emoexpl.dumps(row.pivotal))},'
-            f'"construals":[{",".join(parts)}],"item_score":{_number(item_score)}}}'
-        )
     return out
 
 
@@ -520,8 +519,7 @@ def export_write(
                 records = _records(
                     batch, rounds=round_map, set_names=set_names, verifier=verifier, tally=tally
                 )
-                out.write("\n".join(records))
-                out.write("\n")
+                out.write_many(records)
                 progress(len(batch))
         jsonl = pending.writer.files[emoexpl.JSONL_NAME]
         as_of = GoldChange.objects.filter(gold__in=gold).aggregate(last=Max("at"))["last"]
