@@ -29,8 +29,8 @@ def run(quick: bool = False) -> list[dict]:
     from nsmcore.tiny import build_tiny_nli
     from nsmcore.verifier import Verifier
 
-    texts, source = crowd_texts()
-    texts = texts[: 40 if quick else 120]
+    corpus, source = crowd_texts()
+    texts = corpus[: 40 if quick else 120]
     parser = LexicalParser()
     pairs = [
         (t, line.text)
@@ -38,7 +38,9 @@ def run(quick: bool = False) -> list[dict]:
         for line in render(r.explication)
     ]
     with tempfile.TemporaryDirectory() as folder:
-        build_tiny_nli(folder)  # the tests' tiny model
+        # the tests' tiny model, its tokenizer's vocabulary learnt from the corpus it reads, so
+        # sequences are as long as a real NLI model's (about a token per word), not byte pieces
+        build_tiny_nli(folder, texts=corpus, vocab_size=4000)
         batched = Verifier(folder, device="cpu", batch_size=64)
         single = Verifier(folder, device="cpu", batch_size=1)
         batched.score(pairs[:8])
@@ -55,12 +57,20 @@ def run(quick: bool = False) -> list[dict]:
         batched.score(pairs, cache=cache)
         t_cached = time.perf_counter() - start
     ratio = t_single / t_batched
+    tokens = sum(len(batched.tokenizer(p, h)["input_ids"]) for p, h in pairs)
     n = len(pairs)
     return [
         figure(
             f"verifier, tiny NLI, batched (64), {n} pairs", round(n / t_batched, 1), "pairs/s", texts=source
         ),
         figure("verifier, one pair at a time", round(n / t_single, 1), "pairs/s", texts=source),
-        figure("verifier batched / one pair at a time", round(ratio, 1), "x", ">= 5x", ratio >= 5),
+        figure(
+            "verifier batched / one pair at a time",
+            round(ratio, 1),
+            "x",
+            ">= 5x",
+            ratio >= 5,
+            tokens_per_pair=round(tokens / n, 1),
+        ),
         figure("verifying the same pairs again from the cache", round(n / t_cached), "pairs/s"),
     ]

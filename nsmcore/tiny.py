@@ -7,6 +7,7 @@ byte-level BPE trained on the parser's own instruction prompt, so prompts stay s
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -65,9 +66,13 @@ def build_tiny_nli(
     seed: int = 0,
     hidden_size: int = 32,
     layers: int = 2,
+    texts: Iterable[str] = (),
+    vocab_size: int = 600,
 ) -> Path:
     """A random BERT pair classifier whose ``config.id2label`` lists ``labels`` in that order (put
-    the entailment label anywhere, or leave it out, to test the verifier's reading of it)."""
+    the entailment label anywhere, or leave it out, to test the verifier's reading of it). Its
+    tokenizer learns its vocabulary from the rendered lines and ``texts``: give it texts like
+    those it will read (and a larger ``vocab_size``) for sequence lengths like a real model's."""
     import torch
     from tokenizers import processors
     from transformers import BertConfig, BertForSequenceClassification
@@ -76,11 +81,11 @@ def build_tiny_nli(
     from nsmcore.schema import SLOTS, Explication
 
     path = Path(path)
-    corpus = ["I was happy when I got the job.", "My dog died and I cried for days."]
+    corpus = ["I was happy when I got the job.", "My dog died and I cried for days.", *texts]
     corpus += [
         line.text for slot in SLOTS for v in slot.values for line in render(Explication(**{slot.name: v}))
     ]
-    tokenizer = _tokenizer(corpus, vocab_size=600)
+    tokenizer = _tokenizer(corpus, vocab_size=vocab_size)
     backend = tokenizer.backend_tokenizer
     cls_id, sep_id = backend.token_to_id("<s>"), backend.token_to_id("</s>")
     backend.post_processor = processors.TemplateProcessing(
