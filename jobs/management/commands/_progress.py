@@ -5,9 +5,10 @@ from __future__ import annotations
 import sys
 import threading
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 
+from annotator.models import ItemSet, Round
 from jobs.models import Job
 from jobs.services import job_run
 
@@ -38,3 +39,15 @@ def run_with_progress(command: BaseCommand, job: Job) -> Job:
     if tty:
         command.stderr.write("")
     return job
+
+
+def scope_from_options(options: dict) -> dict:
+    """``--item-set`` or ``--round`` as the services take them (``item_set=`` and ``round_=``)."""
+    try:
+        item_set = ItemSet.objects.get(name=options["item_set"]) if options["item_set"] else None
+        round_ = Round.objects.get(name=options["round"]) if options["round"] else None
+    except (ItemSet.DoesNotExist, Round.DoesNotExist):
+        raise CommandError(
+            f"no item set or round named {options['item_set'] or options['round']!r}"
+        ) from None
+    return {"item_set": item_set, "round_": round_}

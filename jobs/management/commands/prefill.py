@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotator.models import ItemSet, Round
-from jobs.management.commands._progress import run_with_progress
+from jobs.management.commands._progress import run_with_progress, scope_from_options
 from jobs.models import Job
 from jobs.services import JobError, job_prefill_start
 from nsmcore.parsers import BACKENDS
@@ -34,17 +33,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         try:
-            item_set = ItemSet.objects.get(name=options["item_set"]) if options["item_set"] else None
-            round_ = Round.objects.get(name=options["round"]) if options["round"] else None
-        except (ItemSet.DoesNotExist, Round.DoesNotExist):
-            raise CommandError(
-                f"no item set or round named {options['item_set'] or options['round']!r}"
-            ) from None
-        try:
             job = job_prefill_start(
                 user=None,
-                item_set=item_set,
-                round_=round_,
+                **scope_from_options(options),
                 backend=options["backend"],
                 model=options["model"],
                 mode=options["mode"],
