@@ -12,6 +12,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Max
 
 from adjudication.gold import AdjudicationError
 from adjudication.models import EntailmentJudgement, GoldConstrual, GoldItem
@@ -110,17 +111,13 @@ def judgement_progress(round_: Round, *, user) -> tuple[int, int]:
 
 def verifier_models(round_: Round) -> list[str]:
     """Models (id @ revision) with cached judgements on this round's texts, newest first."""
-    shas = _shas(round_)
     rows = (
-        LineVerification.objects.filter(text_sha__in=list(shas.values()))
-        .values_list("model", "created_at")
-        .order_by("-created_at")
+        LineVerification.objects.filter(text_sha__in=list(_shas(round_).values()))
+        .values("model")
+        .annotate(last=Max("created_at"))
+        .order_by("-last", "model")
     )
-    seen: list[str] = []
-    for model, _ in rows.iterator():
-        if model not in seen:
-            seen.append(model)
-    return seen
+    return [row["model"] for row in rows]
 
 
 def _shas(round_: Round) -> dict[int, str]:

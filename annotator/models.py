@@ -38,7 +38,12 @@ class Item(models.Model):
         return f"{self.source}:{self.source_id}"
 
     def text_for(self, field: str) -> str:
-        return self.masked_text if field == Round.TEXT_MASKED and self.masked_text else self.text
+        return text_in_field(self.text, self.masked_text, field)
+
+
+def text_in_field(text: str, masked_text: str, field: str) -> str:
+    """The text a round shows in ``field``: the masked text when asked for and present."""
+    return masked_text if field == Round.TEXT_MASKED and masked_text else text
 
 
 class ItemSet(models.Model):

@@ -84,18 +84,10 @@ def main() -> None:
         first_path.unlink()
         # a fresh worker process: nothing kept in memory from the first run
         from adjudication.analytics import _MEMO
-        from jobs import export as export_module
+        from jobs.export_records import forget_encodings
 
         _MEMO.clear()
-        for memo in (
-            export_module._decode,
-            export_module._lines_of,
-            export_module._line_parts,
-            export_module._construal_head,
-            export_module._slots_key,
-            export_module._construal_lines,
-        ):
-            memo.cache_clear()
+        forget_encodings()
         start = time.perf_counter()
         path, manifest = export_write(round_=None, verifier=verifier, folder=out, tag="bench")
         seconds = time.perf_counter() - start

@@ -22,30 +22,23 @@ from jobs.services import JobConflict, JobError, job_cancel, job_prefill_start, 
 @require_role(ADMIN)
 def job_list(request: HttpRequest) -> HttpResponse:
     form = PrefillForm(request.POST or None)
-    status = 200
-    if request.method == "POST":
-        status = 400
-        if form.is_valid():
-            data = form.cleaned_data
-            target = data["target"]
-            started = _start(
-                request,
-                form,
-                lambda: job_prefill_start(
-                    user=request.user,
-                    **_scope(target),
-                    backend=data["backend"],
-                    model=data["model"].strip(),
-                    mode=data["mode"],
-                    text_field=data["text_field"],
-                    overwrite=data["overwrite"],
-                ),
-            )
-            if isinstance(started, HttpResponse):
-                return started
-            status = started
+    started = _submit(
+        request,
+        form,
+        lambda data: job_prefill_start(
+            user=request.user,
+            **_scope(data["target"]),
+            backend=data["backend"],
+            model=data["model"].strip(),
+            mode=data["mode"],
+            text_field=data["text_field"],
+            overwrite=data["overwrite"],
+        ),
+    )
+    if isinstance(started, HttpResponse):
+        return started
     context = {"form": form, "verify_form": VerifyForm(), "jobs": jobs_recent()}
-    return render(request, "jobs/list.html", context, status=status)
+    return render(request, "jobs/list.html", context, status=started)
 
 
 @require_POST
@@ -53,26 +46,21 @@ def job_list(request: HttpRequest) -> HttpResponse:
 def job_verify(request: HttpRequest) -> HttpResponse:
     """Start an NLI verification job; an unusable model is refused here, before any job exists."""
     form = VerifyForm(request.POST)
-    status = 400
-    if form.is_valid():
-        data = form.cleaned_data
-        target = data["target"]
-        started = _start(
-            request,
-            form,
-            lambda: job_verify_start(
-                user=request.user,
-                **_scope(target),
-                parser=data["parser"].strip(),
-                model=data["model"].strip(),
-                text_field=data["text_field"],
-            ),
-        )
-        if isinstance(started, HttpResponse):
-            return started
-        status = started
+    started = _submit(
+        request,
+        form,
+        lambda data: job_verify_start(
+            user=request.user,
+            **_scope(data["target"]),
+            parser=data["parser"].strip(),
+            model=data["model"].strip(),
+            text_field=data["text_field"],
+        ),
+    )
+    if isinstance(started, HttpResponse):
+        return started
     context = {"form": PrefillForm(), "verify_form": form, "jobs": jobs_recent()}
-    return render(request, "jobs/list.html", context, status=status)
+    return render(request, "jobs/list.html", context, status=started)
 
 
 def _scope(target: ItemSet | Round) -> dict:
@@ -80,11 +68,16 @@ def _scope(target: ItemSet | Round) -> dict:
     return {"round_": target} if isinstance(target, Round) else {"item_set": target}
 
 
-def _start(request: HttpRequest, form, start: Callable[[], Job]) -> HttpResponse | int:
-    """Start a job: a redirect to its page, or the status to answer the form with (409 when the
-    same job is already active, with a link to it; 400 with the reason on the form)."""
+def _submit(request: HttpRequest, form, start: Callable[[dict], Job]) -> HttpResponse | int:
+    """A form that starts a job: on a valid POST, a redirect to the job's page; otherwise the
+    status to answer the page with (200 on GET, 400 with the reason on the form, 409 when the
+    same job is already active, with a link to it)."""
+    if request.method != "POST":
+        return 200
+    if not form.is_valid():
+        return 400
     try:
-        job = start()
+        job = start(form.cleaned_data)
     except JobConflict as conflict:
         url = reverse("job_detail", args=[conflict.job.pk])
         messages.warning(request, format_html('{} <a href="{}">Watch it</a>.', str(conflict), url))
@@ -143,30 +136,21 @@ def export_list(request: HttpRequest) -> HttpResponse:
     from jobs.export import export_start
 
     form = ExportForm(request.POST or None)
-    status = 200
-    if request.method == "POST":
-        status = 400
-        if form.is_valid():
-            data = form.cleaned_data
-            started = _start(
-                request,
-                form,
-                lambda: export_start(
-                    user=request.user,
-                    round_=data["round"],
-                    model=data["model"].strip(),
-                    verify=data["verify"],
-                ),
-            )
-            if isinstance(started, HttpResponse):
-                return started
-            status = started
+    started = _submit(
+        request,
+        form,
+        lambda data: export_start(
+            user=request.user, round_=data["round"], model=data["model"].strip(), verify=data["verify"]
+        ),
+    )
+    if isinstance(started, HttpResponse):
+        return started
     exports = Export.objects.select_related("round", "created_by", "job")
     running = Job.objects.filter(kind=Job.Kind.EXPORT, status__in=("queued", "running")).select_related(
         "round"
     )
     context = {"form": form, "exports": exports, "running": running}
-    return render(request, "jobs/exports.html", context, status=status)
+    return render(request, "jobs/exports.html", context, status=started)
 
 
 @require_role(ADMIN)

@@ -185,7 +185,7 @@ def test_a_crash_mid_export_leaves_no_file_and_the_rerun_completes(
     gold_round, admin_user, settings, monkeypatch
 ):
     settings.NSM_EXPORT_BATCH_SIZE = 1
-    real = export_module._records
+    real = export_module.batch_records
     calls = {"n": 0}
 
     def crash_on_third(*args, **kwargs):
@@ -194,7 +194,7 @@ def test_a_crash_mid_export_leaves_no_file_and_the_rerun_completes(
             raise OSError("disk full")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(export_module, "_records", crash_on_third)
+    monkeypatch.setattr(export_module, "batch_records", crash_on_third)
     job = export_start(user=admin_user, round_=gold_round, verify=False, enqueue=False)
     with pytest.raises(OSError):
         job_run(job.pk)
@@ -203,7 +203,7 @@ def test_a_crash_mid_export_leaves_no_file_and_the_rerun_completes(
     folder = Path(settings.NSM_EXPORT_DIR)
     assert list(folder.iterdir()) == [] and not Export.objects.exists()
 
-    monkeypatch.setattr(export_module, "_records", real)
+    monkeypatch.setattr(export_module, "batch_records", real)
     job_resume(job=job)
     job_run(job.pk)
     job.refresh_from_db()
