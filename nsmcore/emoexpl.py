@@ -44,9 +44,17 @@ def probability(value: float | None) -> float | None:
     return None if value is None else round(float(value), PROBABILITY_DIGITS)
 
 
-def _info(name: str) -> zipfile.ZipInfo:
+# Deflate level 3: about as fast as level 1 and a seventh smaller on EmoExpl JSONL; level 6
+# (zipfile's default) takes 2.5x as long, which would make compression the export's bottleneck.
+COMPRESS_LEVEL = 3
+
+
+def _info(name: str, level: int) -> zipfile.ZipInfo:
     info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
     info.compress_type = zipfile.ZIP_DEFLATED
+    # ZipFile's own level reaches only entries it names itself, never a ZipInfo it is given
+    # (Python 3.11 to 3.13 keep it in this attribute).
+    info._compresslevel = level
     info.external_attr = 0o644 << 16
     info.create_system = 3  # unix, whatever machine writes it
     return info
@@ -125,7 +133,8 @@ class _Pipe:
 class ArchiveWriter:
     """A deterministic zip being written. Entries are added in the order the caller chooses."""
 
-    def __init__(self, file: BinaryIO, *, compresslevel: int = 1):
+    def __init__(self, file: BinaryIO, *, compresslevel: int = COMPRESS_LEVEL):
+        self.level = compresslevel
         self.zip = zipfile.ZipFile(file, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=compresslevel)
         self.files: dict[str, dict[str, Any]] = {}
 
@@ -134,7 +143,7 @@ class ArchiveWriter:
         """A text stream into one entry; its sha256 and size are in ``files`` once closed.
         Compression and hashing run in a second thread (zlib and hashlib release the GIL), so
         building the text and compressing it overlap."""
-        with self.zip.open(_info(name), "w", force_zip64=True) as raw:
+        with self.zip.open(_info(name, self.level), "w", force_zip64=True) as raw:
             hashing = _HashingWriter(raw)
             pipe = _Pipe(hashing, buffer)
             try:
@@ -145,7 +154,7 @@ class ArchiveWriter:
 
     def add(self, name: str, data: str | bytes) -> None:
         raw = data.encode("utf-8") if isinstance(data, str) else data
-        self.zip.writestr(_info(name), raw)
+        self.zip.writestr(_info(name, self.level), raw)
         self.files[name] = {"sha256": hashlib.sha256(raw).hexdigest(), "bytes": len(raw)}
 
     def close(self) -> None:

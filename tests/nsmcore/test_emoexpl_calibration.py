@@ -8,7 +8,7 @@ import zipfile
 import pytest
 
 from nsmcore.calibration import CalibrationError, accuracy_at, best_threshold, histogram, roc_auc, roc_curve
-from nsmcore.emoexpl import atomic_archive, dumps, remove_partials
+from nsmcore.emoexpl import COMPRESS_LEVEL, atomic_archive, dumps, remove_partials
 
 
 def write(folder, name="a.zip", records=("x", "y")):
@@ -36,6 +36,31 @@ def test_the_same_content_gives_the_same_bytes_and_the_hash_of_what_was_written(
         "bytes": len(data),
     }
     assert write(tmp_path / "three", records=("x", "z")).path.read_bytes() != first
+
+
+def test_entries_are_deflated_at_the_archives_level(tmp_path):
+    """zipfile ignores its own level for entries given as ZipInfo; the writer must not."""
+    import zlib
+
+    text = "".join(
+        dumps({"line": f"someone did something {i % 97}", "p": i / 7}) + "\n" for i in range(20000)
+    )
+    expected = {}
+    for level in (1, 9):
+        deflate = zlib.compressobj(level, zlib.DEFLATED, -15)
+        expected[level] = len(deflate.compress(text.encode()) + deflate.flush())
+    assert expected[1] != expected[9]
+    with atomic_archive(tmp_path, tag="t") as pending:
+        with pending.writer.stream("emoexpl.jsonl") as out:
+            out.write(text)
+        pending.writer.add("manifest.json", text)
+        pending.name = "a.zip"
+    with zipfile.ZipFile(pending.path) as zf:
+        sizes = {info.filename: info.compress_size for info in zf.infolist()}
+    deflate = zlib.compressobj(COMPRESS_LEVEL, zlib.DEFLATED, -15)
+    assert sizes == dict.fromkeys(
+        ["emoexpl.jsonl", "manifest.json"], len(deflate.compress(text.encode()) + deflate.flush())
+    )
 
 
 def test_an_error_while_writing_leaves_nothing(tmp_path):
