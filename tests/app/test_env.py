@@ -47,6 +47,16 @@ def test_sqlite_urls_relative_absolute_and_memory():
     assert parse_database_url("sqlite://:memory:", base_dir=BASE)["NAME"] == ":memory:"
 
 
+def test_sqlite_connections_read_through_a_memory_map(db):
+    from django.db import connection
+
+    if connection.vendor != "sqlite":
+        pytest.skip("the suite runs on PostgreSQL (DATABASE_URL); this checks the SQLite settings")
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA mmap_size")
+        assert cursor.fetchone()[0] == 1 << 30
+
+
 def test_postgres_url_with_credentials_port_and_options():
     db = parse_database_url("postgres://u%40x:p%2Fw@db.local:6543/nsm?sslmode=require", base_dir=BASE)
     assert db["ENGINE"] == "django.db.backends.postgresql"
