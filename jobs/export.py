@@ -24,7 +24,7 @@ import nsmcore
 from adjudication.models import Convention, GoldChange, GoldItem
 from adjudication.rulesets import active_rule_set
 from annotator.models import ItemSet, Round
-from jobs.export_records import Tally, batch_records, gold_batches
+from jobs.export_records import Tally, TierLists, batch_records, gold_batches
 from jobs.models import Export, Job
 from jobs.services import JobError, _job_create, job_stopped
 from nsmcore import emoexpl
@@ -120,19 +120,19 @@ def export_write(
         gold = gold.filter(round=round_)
     total(gold.count())
     round_map = {r.pk: r for r in Round.objects.all()}
-    set_names = {pk: (tier, name) for pk, tier, name in ItemSet.objects.values_list("pk", "tier", "name")}
+    set_names = ItemSet.objects.values_list("pk", "tier", "name")
+    tiers = TierLists({pk: (tier, name) for pk, tier, name in set_names})
     tally = Tally()
     size = max(1, settings.NSM_EXPORT_BATCH_SIZE)
     rule_set = active_rule_set()
     emoexpl.remove_partials(folder, tag)
     with emoexpl.atomic_archive(folder, tag=tag) as pending:
         with pending.writer.stream(emoexpl.JSONL_NAME) as out:
-            for batch in gold_batches(round_.pk if round_ else None, size):
+            verified_by = (verifier.cache_model, verifier.threshold) if verifier else None
+            for batch in gold_batches(round_.pk if round_ else None, size, verified_by):
                 if stopped():
                     return None
-                records = batch_records(
-                    batch, rounds=round_map, set_names=set_names, verifier=verifier, tally=tally
-                )
+                records = batch_records(batch, rounds=round_map, tiers=tiers, verifier=verifier, tally=tally)
                 out.write_many(records)
                 progress(len(batch))
         jsonl = pending.writer.files[emoexpl.JSONL_NAME]

@@ -189,24 +189,33 @@ class Export(models.Model):
 
 
 class VerifiedLines(models.Model):
-    """The export's cache: the encoded line records (JSON) of one explication checked against one
-    text by one model at one threshold, with its counts. Built from LineVerification the first
-    time an explication is exported, so a later export reads one row per explication instead of
-    one per line. Keyed by content, so a changed gold explication simply misses."""
+    """The export's cache: the verified lines of one gold construal as checked by one model at
+    one threshold, with its counts. Built from LineVerification the first time the construal is
+    exported, so a later export reads one short row per construal, in the same query as the
+    construal, instead of one row per line. Only each line's probabilities are kept (the JSON
+    the record carries, joined by the record separator); the rest of a line record is fixed by
+    the rendering. The text and explication it was built for are kept too: when either has
+    changed since, the export builds the row again."""
 
+    construal = models.ForeignKey(
+        "adjudication.GoldConstrual",
+        on_delete=models.CASCADE,
+        related_name="verified_lines",
+        db_index=False,  # the unique constraint's index starts with it
+    )
     model = models.CharField(max_length=300, help_text="model id @ revision")
     threshold = models.FloatField()
-    text_sha = models.CharField(max_length=64)
-    slots_key = models.CharField(max_length=64, help_text="sha256 of the explication")
-    lines = models.TextField(help_text="the JSON array of line records, as exported")
+    text_sha = models.CharField(
+        max_length=64, help_text="sha256 of the premise the lines were checked against"
+    )
+    slots_key = models.CharField(max_length=64, help_text="sha256 of the explication and its rendered lines")
+    scores = models.TextField(help_text="each line's probabilities as exported, joined by U+001E")
     scored = models.PositiveSmallIntegerField()
     entailed = models.PositiveSmallIntegerField()
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(
-                fields=["model", "threshold", "text_sha", "slots_key"], name="verified_lines_unique"
-            ),
+            models.UniqueConstraint(fields=["construal", "model", "threshold"], name="verified_lines_unique"),
         ]
 
     def __str__(self) -> str:

@@ -157,6 +157,59 @@ def test_the_same_database_gives_the_same_bytes(gold_round, admin_user, nli_path
     assert Export.objects.count() == 2  # the history keeps both
 
 
+def test_the_kept_verified_lines_follow_a_changed_explication(gold_round, admin_user, nli_path):
+    """Each construal's verified lines are kept after its first export; a construal changed since
+    is verified again (never exported with the lines of what it was)."""
+    from adjudication.models import GoldConstrual
+    from jobs.models import VerifiedLines
+
+    first = records(archive(export_now(admin_user, round_=gold_round, model=nli_path)))
+    assert VerifiedLines.objects.count() == sum(len(r["construals"]) for r in first) == 5
+    changed = GoldConstrual.objects.get(gold__item__source_id="t1-0")
+    kept_key = VerifiedLines.objects.get(construal=changed).slots_key
+    slots = GoldConstrual.objects.get(gold__item__source_id="t2-0").slots
+    assert slots != changed.slots
+    GoldConstrual.objects.filter(pk=changed.pk).update(slots=slots)
+
+    second = records(archive(export_now(admin_user, round_=gold_round, model=nli_path)))
+    lines = {r["source_id"]: r["construals"][0]["lines"] for r in second}
+    assert [line["text"] for line in lines["t1-0"]] == [
+        line.text for line in render(Explication.from_dict(slots))
+    ]
+    model = LineVerification.objects.values_list("model", flat=True).distinct().get()
+    sha = hashlib.sha256(
+        Item.objects.get(source_id="t1-0").text_for(gold_round.text_field).encode()
+    ).hexdigest()
+    for line in lines["t1-0"]:
+        cached = LineVerification.objects.get(model=model, text_sha=sha, line=line["text"])
+        assert line["p_entailment"] == round(cached.p_entailment, 6)
+    assert VerifiedLines.objects.count() == 5  # the construal's row was replaced, not added to
+    assert VerifiedLines.objects.get(construal=changed).slots_key != kept_key
+    assert [r for r in second if r["source_id"] != "t1-0"] == [r for r in first if r["source_id"] != "t1-0"]
+
+
+def test_a_model_path_with_percent_signs_and_items_in_several_sets(gold_round, admin_user, tmp_path):
+    from annotator.models import ItemSet, ItemSetMember
+
+    path = str(build_tiny_nli(tmp_path / "nli %s 100%", labels=("entailment", "neutral", "contradiction")))
+    item = Item.objects.get(source_id="t4-0")
+    for name, tier in (("zz-eval", "eval"), ("aa-pilot", "P")):
+        ItemSetMember.objects.create(
+            item_set=ItemSet.objects.create(name=name, tier=tier), item=item, position=1
+        )
+    for _ in range(2):  # building the kept lines, then reading them
+        rows = {
+            r["source_id"]: r for r in records(archive(export_now(admin_user, round_=gold_round, model=path)))
+        }
+        assert {line["verifier_model"] for c in rows["t1-0"]["construals"] for line in c["lines"]} == {path}
+        assert rows["t4-0"]["tiers"] == [
+            {"tier": "P", "item_set": "aa-pilot"},
+            {"tier": "eval", "item_set": "zz-eval"},
+            {"tier": "other", "item_set": "set-p"},
+        ]
+        assert rows["t1-0"]["tiers"] == [{"tier": "other", "item_set": "set-p"}]
+
+
 def test_without_verification_the_lines_say_so(gold_round, admin_user):
     job = export_now(admin_user, verify=False)  # the whole gold corpus
     zf = archive(job)
