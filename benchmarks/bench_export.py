@@ -23,7 +23,7 @@ def run(quick: bool = False) -> list[dict]:
                round(r["seconds"], 2), "s", "< 10 s", r["seconds"] < 10),
         figure("items exported per second", round(r["items"] / r["seconds"]), "items/s"),
         figure("the first export after verification (from the per-line cache)", round(r["first"], 2), "s",
-               note="it keeps each explication's encoded lines, which later exports read"),
+               note="it keeps each construal's verified lines, which later exports read"),
         figure("traced memory peak after a tenth of the items", round(r["peak_at_tenth"] / MB, 1), "MiB"),
         figure("traced memory peak at the end", round(r["peak_at_end"] / MB, 1), "MiB",
                "does not grow with the corpus (< 1.5x the tenth's)", growth < 1.5),

@@ -76,7 +76,7 @@ def main() -> None:
         cached = LineVerification.objects.count()
 
         out = Path(folder) / "exports"
-        # the first export reads the per-line cache and keeps each explication's encoded lines
+        # the first export reads the per-line cache and keeps each construal's verified lines
         start = time.perf_counter()
         first_path, _ = export_write(round_=None, verifier=verifier, folder=out, tag="bench-1")
         first = time.perf_counter() - start
