@@ -129,6 +129,7 @@ def bench_job(texts: list[str]) -> list[dict]:
             "DJANGO_SETTINGS_MODULE": "config.settings.dev",
             "DATABASE_URL": f"sqlite:///{folder}/bench.sqlite3",
             "NSM_BROKER_DIR": f"{folder}/broker",
+            "NSM_CACHE_URL": f"file://{folder}/cache",
             "PYTHONPATH": str(ROOT),
         }
         out = subprocess.run(

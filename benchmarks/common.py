@@ -92,6 +92,7 @@ def run_on_fresh_sqlite(script: Path, *args: str) -> dict[str, Any]:
             "DEBUG": "0",
             "DATABASE_URL": f"sqlite:///{folder}/bench.sqlite3",
             "NSM_BROKER_DIR": f"{folder}/broker",
+            "NSM_CACHE_URL": f"file://{folder}/cache",
             "PYTHONPATH": str(root),
             "ALLOWED_HOSTS": "testserver",
         }

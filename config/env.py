@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 from typing import Any
@@ -107,6 +108,37 @@ def parse_database_url(url: str, *, base_dir: Path) -> dict[str, Any]:
         }
     raise ConfigError(
         f"DATABASE_URL {url!r}: unsupported scheme {scheme!r}; use sqlite:///path or postgres://..."
+    )
+
+
+def database_identity(database: dict[str, Any]) -> str:
+    """A short name for one database (engine, host, port, name): what keeps two deployments that
+    share a checkout from sharing cached values."""
+    parts = [str(database.get(key, "")) for key in ("ENGINE", "HOST", "PORT", "NAME")]
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:12]
+
+
+def parse_cache_url(url: str, *, base_dir: Path) -> dict[str, Any]:
+    """Django CACHES entry for ``file:///abs/folder`` or ``file://relative/folder`` (shared by
+    the processes of one machine), ``redis://host:port/db`` (shared by machines; give it a
+    database of its own, since clearing the cache empties it) or ``locmem://`` (one process
+    only: a worker would not see what the web server changed)."""
+    scheme = urlsplit(url).scheme.lower()
+    if scheme == "file":
+        raw = unquote(url[len("file://") :])
+        if not raw:
+            raise ConfigError(f"NSM_CACHE_URL {url!r}: no folder after file://")
+        folder = Path(raw)
+        return {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(folder if folder.is_absolute() else base_dir / folder),
+        }
+    if scheme in ("redis", "rediss"):
+        return {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}
+    if scheme == "locmem":
+        return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    raise ConfigError(
+        f"NSM_CACHE_URL {url!r}: unsupported scheme {scheme!r}; use file://, redis:// or locmem://"
     )
 
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from config.env import (
+    database_identity,
     env_bool,
     env_float,
     env_int,
     env_list,
     env_str,
     filesystem_broker,
+    parse_cache_url,
     parse_database_url,
 )
 
@@ -77,6 +79,14 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3") and DATABASES["default"]["
     # A fresh checkout has no var/ yet; SQLite creates the file but not its folder.
     Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# The cache holds small shared facts (which version of a round's annotations the gold was last
+# synced with, and the like). The web server and the worker are separate processes, so it must
+# be shared: files under var/ by default, one folder per database; Redis across machines.
+NSM_CACHE_URL = (
+    env_str("NSM_CACHE_URL", "") or f"file://{VAR_DIR / 'cache' / database_identity(DATABASES['default'])}"
+)
+CACHES = {"default": parse_cache_url(NSM_CACHE_URL, base_dir=BASE_DIR)}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

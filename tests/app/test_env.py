@@ -2,7 +2,17 @@ from pathlib import Path
 
 import pytest
 
-from config.env import ConfigError, env_bool, env_float, env_int, env_list, env_str, parse_database_url
+from config.env import (
+    ConfigError,
+    database_identity,
+    env_bool,
+    env_float,
+    env_int,
+    env_list,
+    env_str,
+    parse_cache_url,
+    parse_database_url,
+)
 
 BASE = Path("/srv/app")
 
@@ -81,3 +91,38 @@ def test_postgres_url_with_credentials_port_and_options():
 def test_bad_database_urls_say_what_is_wrong(url, message):
     with pytest.raises(ConfigError, match=message):
         parse_database_url(url, base_dir=BASE)
+
+
+def test_cache_urls_name_a_shared_folder_redis_or_one_process():
+    assert parse_cache_url("file:///tmp/nsm-cache", base_dir=BASE) == {
+        "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+        "LOCATION": "/tmp/nsm-cache",
+    }
+    assert parse_cache_url("file://var/cache", base_dir=BASE)["LOCATION"] == str(BASE / "var/cache")
+    assert parse_cache_url("redis://127.0.0.1:6379/2", base_dir=BASE) == {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": "redis://127.0.0.1:6379/2",
+    }
+    assert parse_cache_url("locmem://", base_dir=BASE)["BACKEND"].endswith("LocMemCache")
+    with pytest.raises(ConfigError, match="unsupported scheme 'memcached'"):
+        parse_cache_url("memcached://h:11211", base_dir=BASE)
+    with pytest.raises(ConfigError, match="no folder after file://"):
+        parse_cache_url("file://", base_dir=BASE)
+
+
+def test_each_database_gets_its_own_default_cache_folder():
+    one = parse_database_url("sqlite:///var/db.sqlite3", base_dir=BASE)
+    other = parse_database_url("postgres://u@h:5432/nsm", base_dir=BASE)
+    assert database_identity(one) == database_identity(dict(one))
+    assert database_identity(one) != database_identity(other)
+
+
+def test_the_app_shares_a_cache_across_processes_and_migrate_empties_it(db):
+    from django.conf import settings
+    from django.core.cache import cache
+    from django.core.management import call_command
+
+    assert settings.CACHES["default"]["BACKEND"] != "django.core.cache.backends.locmem.LocMemCache"
+    cache.set("nsm:round-version:1", "stale", timeout=None)
+    call_command("migrate", verbosity=0)
+    assert cache.get("nsm:round-version:1") is None

@@ -85,6 +85,7 @@ def worker(transactional_db, tmp_path, settings, worker_env):
     env = {"DATABASE_URL": f"sqlite:///{db}", "NSM_JOB_BATCH_SIZE": "10"}
     # the broker folder of the test settings: the app here already sends there
     env["NSM_BROKER_DIR"] = str(settings.NSM_BROKER_DIR)
+    env["NSM_CACHE_URL"] = settings.NSM_CACHE_URL  # and its cache, which each test empties
     env |= worker_env
     deployment = Deployment(tmp_path, env, sqlite_row(db))
     for message in (settings.NSM_BROKER_DIR / "queue").glob("*.msg"):

@@ -49,6 +49,7 @@ class Deployment:
                 "DJANGO_SETTINGS_MODULE": "config.settings.dev",
                 "DEBUG": "0",
                 "NSM_BROKER_DIR": str(tmp / "broker"),
+                "NSM_CACHE_URL": f"file://{tmp / 'cache'}",
                 "PYTHONPATH": str(ROOT),
             }
             | env

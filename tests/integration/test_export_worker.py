@@ -128,3 +128,38 @@ def test_verification_and_export_through_the_worker_survive_a_kill(
         )
         assert conn.execute("SELECT count(*) FROM jobs_lineverification").fetchone()[0] > cached
     assert "Connected to redis://:**@127.0.0.1:6379/13" in deployment.worker_log()
+
+
+def test_an_export_sees_work_submitted_after_the_workers_last_job(tmp_path, redis_url, postgres_database):
+    """The worker and the commands are separate processes: what one learns about a round's
+    annotations (and caches) must not outlive a submission made by another."""
+    exports = tmp_path / "exports"
+    env = {"DATABASE_URL": postgres_database, "REDIS_URL": redis_url, "NSM_EXPORT_DIR": str(exports)}
+    deployment = Deployment(tmp_path, env, postgres_row(postgres_database))
+    items, annotations = write_corpus(tmp_path)
+    first_part = tmp_path / "first-part.jsonl"
+    first_part.write_text("".join(annotations.read_text().splitlines(keepends=True)[:40]))
+    deployment.manage("migrate", "--noinput")
+    deployment.manage("import_items", str(items), "--source", "it")
+    deployment.manage("draw_item_set", "all", "--size", str(N_ITEMS), "--seed", "1")
+    deployment.manage("create_round", "later", "--item-set", "all", "--text", "text", "--pass-kind", "silver")
+    deployment.manage(
+        "import_pass", str(annotations), "--round", "later", "--annotator", "pass-a", "--source", "it"
+    )
+    deployment.manage(
+        "import_pass", str(first_part), "--round", "later", "--annotator", "pass-b", "--source", "it"
+    )
+    deployment.start_worker()
+    try:
+        before = queued(deployment.manage("export_corpus", "--round", "later", "--no-verify", "--background"))
+        assert deployment.watch(before)[-1] == ("done", 40, 40, ""), deployment.worker_log()[-2000:]
+        # the rest of the second pass arrives; the same worker exports again
+        deployment.manage(
+            "import_pass", str(annotations), "--round", "later", "--annotator", "pass-b", "--source", "it"
+        )
+        after = queued(deployment.manage("export_corpus", "--round", "later", "--no-verify", "--background"))
+        assert deployment.watch(after)[-1] == ("done", N_ITEMS, N_ITEMS, ""), deployment.worker_log()[-2000:]
+    finally:
+        deployment.stop()
+    with psycopg.connect(postgres_database) as conn:
+        assert conn.execute("SELECT records FROM jobs_export ORDER BY id").fetchall() == [(40,), (N_ITEMS,)]
