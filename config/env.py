@@ -125,7 +125,7 @@ def parse_cache_url(url: str, *, base_dir: Path) -> dict[str, Any]:
     only: a worker would not see what the web server changed)."""
     scheme = urlsplit(url).scheme.lower()
     if scheme == "file":
-        raw = unquote(url[len("file://") :])
+        raw = unquote(url[len("file://") :]) if url.lower().startswith("file://") else ""
         if not raw:
             raise ConfigError(f"NSM_CACHE_URL {url!r}: no folder after file://")
         folder = Path(raw)

@@ -57,14 +57,21 @@ def test_sqlite_urls_relative_absolute_and_memory():
     assert parse_database_url("sqlite://:memory:", base_dir=BASE)["NAME"] == ":memory:"
 
 
-def test_sqlite_connections_read_through_a_memory_map(db):
-    from django.db import connection
+def test_sqlite_connections_read_through_a_memory_map(tmp_path, django_db_blocker):
+    """A connection opened by Django's SQLite backend from a DATABASE_URL (whatever database the
+    suite itself runs on)."""
+    from django.db.backends.sqlite3.base import DatabaseWrapper
 
-    if connection.vendor != "sqlite":
-        pytest.skip("the suite runs on PostgreSQL (DATABASE_URL); this checks the SQLite settings")
-    with connection.cursor() as cursor:
-        cursor.execute("PRAGMA mmap_size")
-        assert cursor.fetchone()[0] == 1 << 30
+    settings = parse_database_url(f"sqlite:///{tmp_path / 'x.db'}", base_dir=BASE)
+    wrapper = DatabaseWrapper({**settings, "TIME_ZONE": None, "CONN_MAX_AGE": 0, "CONN_HEALTH_CHECKS": False,
+                               "AUTOCOMMIT": True, "ATOMIC_REQUESTS": False, "TEST": {}, "USER": "",
+                               "PASSWORD": "", "HOST": "", "PORT": ""})  # fmt: skip
+    try:
+        with django_db_blocker.unblock(), wrapper.cursor() as cursor:
+            cursor.execute("PRAGMA mmap_size")
+            assert cursor.fetchone()[0] == 1 << 30
+    finally:
+        wrapper.close()
 
 
 def test_postgres_url_with_credentials_port_and_options():
@@ -106,8 +113,9 @@ def test_cache_urls_name_a_shared_folder_redis_or_one_process():
     assert parse_cache_url("locmem://", base_dir=BASE)["BACKEND"].endswith("LocMemCache")
     with pytest.raises(ConfigError, match="unsupported scheme 'memcached'"):
         parse_cache_url("memcached://h:11211", base_dir=BASE)
-    with pytest.raises(ConfigError, match="no folder after file://"):
-        parse_cache_url("file://", base_dir=BASE)
+    for url in ("file://", "file:/tmp/cache"):
+        with pytest.raises(ConfigError, match="no folder after file://"):
+            parse_cache_url(url, base_dir=BASE)
 
 
 def test_each_database_gets_its_own_default_cache_folder():
