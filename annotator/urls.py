@@ -13,6 +13,7 @@ urlpatterns = [
     path("work/a/<int:assignment_id>/skip/", workspace_views.skip, name="skip"),
     path("work/a/<int:assignment_id>/history/", workspace_views.history, name="history"),
     path("manage/import/", manage_views.import_items, name="manage_import"),
+    path("manage/import/confirm/", manage_views.import_confirm, name="manage_import_confirm"),
     path("manage/item-sets/", manage_views.draw_item_set, name="manage_item_sets"),
     path("manage/rounds/", round_views.rounds, name="manage_rounds"),
     path("manage/rounds/new/", round_views.round_new, name="manage_round_new"),
