@@ -186,3 +186,11 @@ def test_removing_someone_not_in_the_pool_is_refused(annotator, other_annotator,
     round_ = _round(4, [annotator, other_annotator])
     with pytest.raises(RoundError, match="carol is not in the pool"):
         round_annotator_remove(round_=round_, annotator=adjudicator)
+
+
+def test_a_pool_naming_someone_twice_is_refused(items, annotator, other_annotator):
+    item_set = item_set_from_items(name="s", items=items)
+    with pytest.raises(RoundError, match="named twice") as refused:
+        round_create(name="r", item_set=item_set, annotators=[annotator, annotator, other_annotator])
+    assert refused.value.field == "annotators"
+    assert not Round.objects.exists() and not Assignment.objects.exists()
