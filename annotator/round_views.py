@@ -44,8 +44,11 @@ def _new_round_page(
 def round_new(request: HttpRequest) -> HttpResponse:
     """GET ?item_set=ID shows the form with that set's parsers; POST creates the round."""
     if request.method != "POST":
+        # what was already filled in comes along (htmx sends the whole form when the set changes)
         item_set = _item_set(request.GET.get("item_set"))
-        initial = {"item_set": item_set} if item_set else {}
+        initial: dict[str, object] = {k: v for k, v in request.GET.items() if k in RoundForm.base_fields}
+        initial["annotators"] = request.GET.getlist("annotators")
+        initial["item_set"] = item_set
         return _new_round_page(request, RoundForm(initial=initial, item_set=item_set))
     form = RoundForm(request.POST, item_set=_item_set(request.POST.get("item_set")))
     if not form.is_valid():

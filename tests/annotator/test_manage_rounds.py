@@ -62,6 +62,11 @@ def test_the_form_lists_annotators_and_the_sets_parsers_with_their_coverage(
         reverse("manage_round_new"), {"item_set": item_set.pk}, HTTP_HX_REQUEST="true"
     ).content.decode()
     assert fragment.startswith('<form method="post"') and "<html" not in fragment and "lex (legal" in fragment
+    # the rest of what was filled in comes back
+    query = {"item_set": item_set.pk, "name": "r9", "annotators": [annotator.pk], "mode": "prefilled"}
+    fragment = client.get(reverse("manage_round_new"), query, HTTP_HX_REQUEST="true").content.decode()
+    assert 'value="r9"' in fragment and f'value="{annotator.pk}" id="id_annotators_0" checked' in fragment
+    assert re.search(r'<input type="radio" name="mode" value="prefilled"[^>]* checked>', fragment)
 
 
 def test_an_admin_creates_a_prefilled_round(client, admin_user, items, annotator, other_annotator):
