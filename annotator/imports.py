@@ -9,10 +9,12 @@ so; a row whose id exists with different content is refused rather than silently
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
+from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connection, transaction
@@ -204,26 +206,36 @@ def read_items(data: bytes | str, fmt: str) -> list[dict[str, Any]]:
     return rows
 
 
-def items_import(*, data: bytes | str, fmt: str, source: str = "crowd-enVent") -> ImportReport:
-    """Create the file's items in one transaction; nothing is written if any row is refused."""
+@dataclass
+class _Plan:
+    rows: list[dict[str, Any]]
+    new: list[dict[str, Any]]
+    present: set[str]
+    conflicts: list[ImportProblem]
+
+    def digest(self) -> str:
+        """A checksum of which rows would be created: a confirmation must create the same."""
+        ids = "\n".join(sorted(r["source_id"] for r in self.new))
+        return hashlib.sha256(ids.encode()).hexdigest()
+
+
+def _plan(data: bytes | str, fmt: str, source: str) -> _Plan:
     rows = read_items(data, fmt)
-    report = ImportReport(rows=len(rows), source=source)
     existing = {
         sid: (text, masked, label)
         for sid, text, masked, label in Item.objects.filter(
             source=source, source_id__in=[r["source_id"] for r in rows]
         ).values_list("source_id", "text", "masked_text", "reference_label")
     }
-    conflicts = []
-    new = []
+    plan = _Plan(rows, [], set(), [])
     for row in rows:
         old = existing.get(row["source_id"])
         if old is None:
-            new.append(row)
+            plan.new.append(row)
         elif old == (row["text"], row["masked_text"], row["reference_label"]):
-            report.unchanged += 1
+            plan.present.add(row["source_id"])
         else:
-            conflicts.append(
+            plan.conflicts.append(
                 ImportProblem(
                     row["line"],
                     "text_id",
@@ -231,12 +243,85 @@ def items_import(*, data: bytes | str, fmt: str, source: str = "crowd-enVent") -
                     "refusing to overwrite it",
                 )
             )
-    if conflicts:
-        raise ImportFileError(conflicts)
+    return plan
+
+
+@dataclass
+class PreviewRow:
+    line: int
+    source_id: str
+    reference_label: str
+    text: str
+    masked_text: str
+    new: bool
+
+
+@dataclass
+class ImportPreview:
+    """What an import would do, written nowhere: the first rows as they would be stored, the
+    counts, and every problem (a preview with problems cannot be confirmed)."""
+
+    source: str
+    rows: int = 0
+    new: int = 0
+    present: int = 0
+    first: list[PreviewRow] = field(default_factory=list)
+    per_label: list[tuple[str, int, int]] = field(default_factory=list)  # label, rows, new
+    problems: list[ImportProblem] = field(default_factory=list)
+    digest: str = ""
+
+
+def items_preview(
+    *, data: bytes | str, fmt: str, source: str = "crowd-enVent", first: int = 10
+) -> ImportPreview:
+    """Read and check a file against the database without writing anything."""
+    preview = ImportPreview(source=source)
+    try:
+        plan = _plan(data, fmt, source)
+    except ImportFileError as error:
+        preview.problems = error.problems
+        return preview
+    preview.problems = plan.conflicts[:MAX_REPORTED]
+    preview.rows, preview.new, preview.present = len(plan.rows), len(plan.new), len(plan.present)
+    preview.first = [
+        PreviewRow(
+            r["line"], r["source_id"], r["reference_label"], r["text"], r["masked_text"],
+            r["source_id"] not in plan.present,
+        )
+        for r in plan.rows[:first]
+    ]  # fmt: skip
+    rows_per_label = Counter(r["reference_label"] for r in plan.rows)
+    new_per_label = Counter(r["reference_label"] for r in plan.new)
+    preview.per_label = [(label, n, new_per_label[label]) for label, n in sorted(rows_per_label.items())]
+    preview.digest = plan.digest()
+    return preview
+
+
+def items_import(
+    *, data: bytes | str, fmt: str, source: str = "crowd-enVent", expected: str | None = None
+) -> ImportReport:
+    """Create the file's items in one transaction; nothing is written if any row is refused.
+    ``expected`` is the digest of a preview: if the rows to create are no longer the previewed
+    ones (the database changed in between), nothing is written."""
     with transaction.atomic():
-        _insert(new, source)
-    report.created = len(new)
-    return report
+        plan = _plan(data, fmt, source)
+        if plan.conflicts:
+            raise ImportFileError(plan.conflicts)
+        if expected is not None and plan.digest() != expected:
+            raise ImportFileError(
+                [
+                    ImportProblem(
+                        0,
+                        "",
+                        f"the items of {source} changed since the preview, so this file would now create "
+                        f"{len(plan.new)} items, not what you saw; preview it again",
+                    )
+                ]
+            )
+        _insert(plan.new, source)
+    return ImportReport(
+        rows=len(plan.rows), created=len(plan.new), unchanged=len(plan.present), source=source
+    )
 
 
 ITEM_COLUMNS = ("source", "source_id", "text", "masked_text", "reference_label", "appraisals", "metadata")

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, User
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Count, F
 from django.utils import timezone
 
 import nsmcore
@@ -25,12 +26,31 @@ from annotator.models import (
     ParserPrediction,
     Round,
 )
+from annotator.round_selectors import prefill_overlap, prefilled_seen
 from annotator.selectors import prefill_for
 from annotator.versions import round_changed
 
 
 class RoundError(ValueError):
-    pass
+    """A refused round change; ``field`` names the input at fault (for forms)."""
+
+    def __init__(self, message: str, *, field: str = ""):
+        self.field = field
+        super().__init__(message)
+
+
+class RoundOverlap(RoundError):
+    """A blind round would give annotators items they already saw prefilled; ``counts`` maps
+    username -> how many."""
+
+    def __init__(self, counts: dict[str, int]):
+        self.counts = counts
+        detail = ", ".join(f"{name} {n}" for name, n in counts.items())
+        super().__init__(
+            f"a blind round is the control for anchoring, but its annotators saw items of this set "
+            f"prefilled: {detail}. Choose other items or annotators, or confirm to create it anyway",
+            field="confirm_overlap",
+        )
 
 
 class AnnotationInvalid(ValueError):
@@ -65,19 +85,35 @@ def round_create(
     pass_kind: str = Round.PassKind.HUMAN,
     show_routed_label: bool = False,
     prefill_parser: str = "",
+    allow_prefill_overlap: bool = False,
 ) -> Round:
     """A round and its assignments: each item to ``annotators_per_item`` annotators of the pool,
-    rotating through the pool so that the work is balanced."""
+    rotating through the pool so that the work is balanced. A blind round whose annotators saw
+    some of its items prefilled is refused (RoundOverlap) unless ``allow_prefill_overlap``."""
+    if not name.strip():
+        raise RoundError("a round needs a name", field="name")
     if Round.objects.filter(name=name).exists():
-        raise RoundError(f"a round named {name!r} already exists")
+        raise RoundError(f"a round named {name!r} already exists", field="name")
     if annotators_per_item < 1:
-        raise RoundError("each item needs at least one annotator")
+        raise RoundError("each item needs at least one annotator", field="annotators_per_item")
     # A silver round may start with no pool: imported passes bring their own annotators.
     pass_only = pass_kind == Round.PassKind.SILVER and not annotators
     if len(annotators) < annotators_per_item and not pass_only:
-        raise RoundError(f"{annotators_per_item} annotators per item but the pool has {len(annotators)}")
+        raise RoundError(
+            f"{annotators_per_item} annotators per item but the pool has {len(annotators)}",
+            field="annotators",
+        )
+    if len({a.pk for a in annotators}) != len(annotators):
+        raise RoundError("an annotator is named twice in the pool", field="annotators")
     if mode == Round.Mode.PREFILLED and not prefill_parser:
-        raise RoundError("a prefilled round needs the name of the parser whose predictions prefill it")
+        raise RoundError(
+            "a prefilled round needs the name of the parser whose predictions prefill it",
+            field="prefill_parser",
+        )
+    if mode == Round.Mode.BLIND and not allow_prefill_overlap:
+        overlap = prefill_overlap(item_set=item_set, annotators=annotators)
+        if overlap:
+            raise RoundOverlap(overlap)
     round_ = Round.objects.create(
         name=name,
         item_set=item_set,
@@ -102,6 +138,136 @@ def round_create(
             positions[a] += 1
     Assignment.objects.bulk_create(assignments, batch_size=5000)
     return round_
+
+
+@dataclass(frozen=True)
+class PoolChange:
+    """What a pool change did: assignments moved between annotators, items left short of
+    annotators (nobody eligible could take them), and who received how many."""
+
+    moved: int
+    uncovered: int
+    received: dict[str, int]
+
+    def summary(self) -> str:
+        text = f"{self.moved} pending assignments moved"
+        if self.received:
+            text += " (" + ", ".join(f"{name} {n}" for name, n in sorted(self.received.items())) + ")"
+        if self.uncovered:
+            text += (
+                f"; {self.uncovered} items now have fewer annotators: nobody else eligible could take them"
+            )
+        return text
+
+
+def _next_positions(round_: Round) -> dict[int, int]:
+    rows = Assignment.objects.filter(round=round_).values_list("annotator_id", "position")
+    last: dict[int, int] = {}
+    for annotator_id, position in rows:
+        last[annotator_id] = max(last.get(annotator_id, -1), position)
+    return {annotator_id: position + 1 for annotator_id, position in last.items()}
+
+
+@transaction.atomic
+def round_annotator_remove(*, round_: Round, annotator: AbstractBaseUser) -> PoolChange:
+    """Take an annotator out of a round's pool. Their done and skipped work is kept; each pending
+    assignment goes to the pool member with the least pending work who does not already have
+    that item in the round (in a blind round, nor saw it prefilled). An item nobody can take is
+    left with fewer annotators, and counted."""
+    round_ = Round.objects.select_for_update().get(pk=round_.pk)
+    if not round_.pool.filter(pk=annotator.pk).exists():
+        raise RoundError(f"{annotator.get_username()} is not in the pool of {round_.name}", field="annotator")
+    round_.pool.remove(annotator)
+    others = {u.pk: u.get_username() for u in round_.pool.all()}
+    pending = list(
+        Assignment.objects.filter(
+            round=round_, annotator=annotator, status=Assignment.Status.PENDING
+        ).order_by("position")
+    )
+    item_ids = [a.item_id for a in pending]
+    holders = set(
+        Assignment.objects.filter(round=round_, item_id__in=item_ids).values_list("annotator_id", "item_id")
+    )
+    seen = prefilled_seen(annotator_ids=others, item_ids=item_ids) if round_.is_blind else set()
+    load = Counter(
+        dict(
+            Assignment.objects.filter(round=round_, annotator_id__in=others, status=Assignment.Status.PENDING)
+            .values_list("annotator_id")
+            .annotate(n=Count("pk"))
+            .values_list("annotator_id", "n")
+        )
+    )
+    positions = _next_positions(round_)
+    received: Counter[str] = Counter()
+    uncovered = []
+    for assignment in pending:
+        eligible = [
+            pk
+            for pk in others
+            if (pk, assignment.item_id) not in holders and (pk, assignment.item_id) not in seen
+        ]
+        if not eligible:
+            uncovered.append(assignment.pk)
+            continue
+        to = min(eligible, key=lambda pk: (load[pk], others[pk]))
+        Assignment.objects.filter(pk=assignment.pk).update(annotator_id=to, position=positions.get(to, 0))
+        positions[to] = positions.get(to, 0) + 1
+        load[to] += 1
+        holders.add((to, assignment.item_id))
+        received[others[to]] += 1
+    Assignment.objects.filter(pk__in=uncovered).delete()
+    round_changed(round_.pk)
+    return PoolChange(sum(received.values()), len(uncovered), dict(received))
+
+
+@transaction.atomic
+def round_annotator_add(*, round_: Round, annotator: AbstractBaseUser) -> PoolChange:
+    """Add an annotator to a round's pool and hand them a fair share of the pending work: a
+    pool-size share of all pending assignments, taken one at a time from whoever has the most
+    pending, never an item they already have in the round (nor, in a blind round, one they saw
+    prefilled). Done work stays with whoever did it."""
+    round_ = Round.objects.select_for_update().get(pk=round_.pk)
+    if round_.pool.filter(pk=annotator.pk).exists():
+        raise RoundError(
+            f"{annotator.get_username()} is already in the pool of {round_.name}", field="annotator"
+        )
+    round_.pool.add(annotator)
+    pool = {u.pk: u.get_username() for u in round_.pool.all()}
+    pending = list(
+        Assignment.objects.filter(round=round_, status=Assignment.Status.PENDING)
+        .exclude(annotator=annotator)
+        .order_by("-position", "-pk")  # the end of each queue first: work not yet begun
+    )
+    share = len(pending) // len(pool)
+    have = set(Assignment.objects.filter(round=round_, annotator=annotator).values_list("item_id", flat=True))
+    if round_.is_blind:
+        have |= {
+            i for _, i in prefilled_seen(annotator_ids=[annotator.pk], item_ids=[a.item_id for a in pending])
+        }
+    queues: dict[int, list[Assignment]] = {}
+    for assignment in pending:
+        queues.setdefault(assignment.annotator_id, []).append(assignment)
+    position = _next_positions(round_).get(annotator.pk, 0)
+    received: Counter[str] = Counter()
+    moved = 0
+    while moved < share:
+        # whoever has the most pending work gives the last eligible item of their queue
+        donors = sorted(queues, key=lambda pk: (-len(queues[pk]), pool.get(pk, "")))
+        taken = None
+        for donor in donors:
+            taken = next((a for a in queues[donor] if a.item_id not in have), None)
+            if taken is not None:
+                queues[donor].remove(taken)
+                received[pool.get(donor, str(donor))] += 1
+                break
+        if taken is None:
+            break  # nothing left the newcomer may take
+        Assignment.objects.filter(pk=taken.pk).update(annotator=annotator, position=position)
+        position += 1
+        have.add(taken.item_id)
+        moved += 1
+    round_changed(round_.pk)
+    return PoolChange(moved, 0, dict(received))
 
 
 def _validate(values: dict[str, Any]) -> tuple[nsmcore.Explication, list[str]]:

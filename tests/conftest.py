@@ -86,7 +86,12 @@ def blind_round(items, annotator, other_annotator) -> Round:
         )
     item_set = item_set_from_items(name="set-b", items=items)
     return round_create(
-        name="blind", item_set=item_set, annotators=[annotator, other_annotator], mode="blind"
+        name="blind",
+        item_set=item_set,
+        annotators=[annotator, other_annotator],
+        mode="blind",
+        # the same items and annotators as `prefilled_round`, which some tests use beside it
+        allow_prefill_overlap=True,
     )
 
 

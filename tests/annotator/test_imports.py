@@ -1,3 +1,4 @@
+import re
 from pathlib import Path
 
 import pytest
@@ -128,22 +129,184 @@ def test_import_items_command_reports_and_refuses(tmp_path, capsys):
         call_command("import_items", str(odd))
 
 
-def test_admin_upload_page_imports_and_refuses(client, admin_user, annotator, tmp_path):
-    url = reverse("manage_import")
+def _preview(client, path, **extra):
+    with path.open("rb") as fh:
+        return client.post(reverse("manage_import"), {"file": fh, "source": "crowd-enVent", **extra})
+
+
+def _confirm_fields(body: str) -> dict[str, str]:
+    form = re.search(r'<form[^>]*id="import-confirm".*?</form>', body, re.S).group(0)
+    return dict(re.findall(r'<input type="hidden" name="(token|sha256)" value="([^"]+)"', form))
+
+
+def test_only_admins_reach_the_import_pages(client, annotator, tmp_path):
     client.force_login(annotator)
-    assert client.get(url).status_code == 403
+    assert client.get(reverse("manage_import")).status_code == 403
+    good = tmp_path / "items.tsv"
+    good.write_text(GOOD_TSV)
+    assert _preview(client, good).status_code == 403
+    assert (
+        client.post(reverse("manage_import_confirm"), {"token": "x" * 32, "sha256": "0" * 64}).status_code
+        == 403
+    )
+    assert not Item.objects.exists()
+
+
+def test_the_preview_shows_rows_counts_and_writes_nothing(client, admin_user, tmp_path, settings):
+    settings.VAR_DIR = tmp_path / "var"
+    items_import(
+        data=tsv("0\t11\tjoy\tI felt joy when I passed.\tI felt ... when I passed.\t3\t4\t31"), fmt="tsv"
+    )
+    client.force_login(admin_user)
+    good = tmp_path / "items.tsv"
+    good.write_text(
+        tsv(
+            "0\t11\tjoy\tI felt joy when I passed.\tI felt ... when I passed.\t3\t4\t31",
+            "1\t12\tanger\tI was angry at the bus driver.\tI was ... at the bus driver.\t5\t5\t40",
+            "2\t13\tanger\tI was furious when the train left.\tI was ... when the train left.\t5\t5\t40",
+        )
+    )
+    response = _preview(client, good)
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert Item.objects.count() == 1  # the preview wrote nothing
+    row = re.search(r'<tr data-source-id="12">.*?</tr>', body, re.S).group(0)
+    assert (
+        "anger" in row and "I was angry at the bus driver." in row and "I was ... at the bus driver." in row
+    )
+    assert "new" in row
+    assert "already present" in re.search(r'<tr data-source-id="11">.*?</tr>', body, re.S).group(0)
+    counts = re.search(r'<dl class="facts" id="import-counts">.*?</dl>', body, re.S).group(0)
+    assert re.search(r"<dt>rows</dt><dd>3</dd>", counts)
+    assert re.search(r"<dt>new</dt><dd>2</dd>", counts)
+    assert re.search(r"<dt>already present</dt><dd>1</dd>", counts)
+    labels = re.search(r'<table class="rules" id="import-labels">.*?</table>', body, re.S).group(0)
+    assert re.search(
+        r'<tr data-label="anger"><td>anger</td><td class="num">2</td><td class="num">2</td></tr>', labels
+    )
+    assert re.search(
+        r'<tr data-label="joy"><td>joy</td><td class="num">1</td><td class="num">0</td></tr>', labels
+    )
+    fields = _confirm_fields(body)
+    assert len(fields["token"]) >= 32 and len(fields["sha256"]) == 64
+    assert list((settings.VAR_DIR / "import-staging").glob("*.upload")), "the upload waits under var/"
+
+
+def test_confirming_writes_exactly_what_was_previewed_and_the_token_is_then_spent(
+    client, admin_user, tmp_path, settings
+):
+    settings.VAR_DIR = tmp_path / "var"
     client.force_login(admin_user)
     good = tmp_path / "items.tsv"
     good.write_text(GOOD_TSV)
-    with good.open("rb") as fh:
-        response = client.post(url, {"file": fh, "source": "crowd-enVent"})
+    fields = _confirm_fields(_preview(client, good).content.decode())
+    response = client.post(reverse("manage_import_confirm"), fields)
     assert response.status_code == 200
     assert "2 items created" in response.content.decode()
+    assert set(Item.objects.values_list("source_id", flat=True)) == {"11", "12"}
+    assert not list((settings.VAR_DIR / "import-staging").iterdir())
+    again = client.post(reverse("manage_import_confirm"), fields)
+    assert again.status_code == 400 and "upload the file again" in again.content.decode()
+    assert Item.objects.count() == 2
+
+
+def test_a_bad_file_shows_its_errors_and_no_confirm_button(client, admin_user, tmp_path, settings):
+    settings.VAR_DIR = tmp_path / "var"
+    client.force_login(admin_user)
     bad = tmp_path / "bad.tsv"
-    bad.write_text(tsv("0\t77\tjoy\tx\ty\tnope\t1\t1"))
-    with bad.open("rb") as fh:
-        response = client.post(url, {"file": fh, "source": "crowd-enVent"})
+    bad.write_text(tsv("0\t77\tjoy\tx\ty\tnope\t1\t1", "1\t78\telation\tx\ty\t1\t1\t1"))
+    response = _preview(client, bad)
     assert response.status_code == 400
     body = response.content.decode()
-    assert "Nothing was imported" in body and "line 2, column suddenness" in body
-    assert not Item.objects.filter(source_id="77").exists()
+    problems = re.search(r'<div class="error" id="import-problems".*?</div>', body, re.S).group(0)
+    assert "line 2, column suddenness" in problems and "line 3, column emotion" in problems
+    assert 'id="import-confirm"' not in body
+    assert not Item.objects.exists()
+    assert not (settings.VAR_DIR / "import-staging").exists() or not list(
+        (settings.VAR_DIR / "import-staging").iterdir()
+    )
+
+
+@pytest.mark.parametrize("tamper", ["token", "sha256", "missing", "path"])
+def test_a_tampered_token_or_checksum_is_a_400_and_writes_nothing(
+    client, admin_user, tmp_path, settings, tamper
+):
+    settings.VAR_DIR = tmp_path / "var"
+    client.force_login(admin_user)
+    good = tmp_path / "items.tsv"
+    good.write_text(GOOD_TSV)
+    fields = _confirm_fields(_preview(client, good).content.decode())
+    if tamper == "token":
+        fields["token"] = fields["token"][:-1] + ("A" if fields["token"][-1] != "A" else "B")
+    elif tamper == "sha256":
+        fields["sha256"] = "0" * 64
+    elif tamper == "missing":
+        del fields["token"]
+    else:
+        fields["token"] = "../../../etc/passwd"
+    response = client.post(reverse("manage_import_confirm"), fields)
+    assert response.status_code == 400
+    assert re.search(r'<div class="error" id="import-problems"', response.content.decode())
+    assert not Item.objects.exists()
+
+
+def test_a_changed_staged_file_is_refused(client, admin_user, tmp_path, settings):
+    settings.VAR_DIR = tmp_path / "var"
+    client.force_login(admin_user)
+    good = tmp_path / "items.tsv"
+    good.write_text(GOOD_TSV)
+    fields = _confirm_fields(_preview(client, good).content.decode())
+    staged = next((settings.VAR_DIR / "import-staging").glob("*.upload"))
+    staged.write_text(GOOD_TSV.replace("bus driver", "tram driver"))
+    response = client.post(reverse("manage_import_confirm"), fields)
+    assert response.status_code == 400 and "changed since the preview" in response.content.decode()
+    assert not Item.objects.exists()
+
+
+def test_an_expired_upload_is_a_400_and_is_cleaned_up(client, admin_user, tmp_path, settings):
+    import os
+    import time
+
+    from annotator.import_staging import STAGING_TTL_SECONDS
+
+    settings.VAR_DIR = tmp_path / "var"
+    client.force_login(admin_user)
+    good = tmp_path / "items.tsv"
+    good.write_text(GOOD_TSV)
+    fields = _confirm_fields(_preview(client, good).content.decode())
+    old = time.time() - STAGING_TTL_SECONDS - 60
+    for path in (settings.VAR_DIR / "import-staging").iterdir():
+        os.utime(path, (old, old))
+    response = client.post(reverse("manage_import_confirm"), fields)
+    assert response.status_code == 400 and "expired" in response.content.decode()
+    assert not Item.objects.exists()
+    _preview(client, good)  # a later upload sweeps what has expired
+    assert len(list((settings.VAR_DIR / "import-staging").glob("*.upload"))) == 1
+
+
+def test_another_admins_token_is_refused(client, admin_user, tmp_path, settings):
+    from tests.conftest import _user
+
+    settings.VAR_DIR = tmp_path / "var"
+    client.force_login(admin_user)
+    good = tmp_path / "items.tsv"
+    good.write_text(GOOD_TSV)
+    fields = _confirm_fields(_preview(client, good).content.decode())
+    client.force_login(_user("olga", "admin"))
+    response = client.post(reverse("manage_import_confirm"), fields)
+    assert response.status_code == 400 and "upload the file again" in response.content.decode()
+    assert not Item.objects.exists()
+
+
+def test_the_database_changing_between_preview_and_confirm_is_refused(client, admin_user, tmp_path, settings):
+    settings.VAR_DIR = tmp_path / "var"
+    client.force_login(admin_user)
+    good = tmp_path / "items.tsv"
+    good.write_text(GOOD_TSV)
+    fields = _confirm_fields(_preview(client, good).content.decode())
+    items_import(
+        data=tsv("0\t11\tjoy\tI felt joy when I passed.\tI felt ... when I passed.\t3\t4\t31"), fmt="tsv"
+    )
+    response = client.post(reverse("manage_import_confirm"), fields)
+    assert response.status_code == 400 and "preview it again" in response.content.decode()
+    assert Item.objects.count() == 1

@@ -32,3 +32,19 @@ def test_seed_demo_refuses_without_debug(settings):
     with pytest.raises(CommandError, match="refusing with DEBUG off"):
         call_command("seed_demo")
     assert User.objects.count() == 0
+
+
+def test_the_demo_blind_round_is_a_clean_control_for_its_annotators(settings):
+    """No demo annotator meets an item blind that they were shown prefilled in another round."""
+    from annotator.models import Round
+    from annotator.round_selectors import prefill_overlap
+
+    settings.DEBUG = True
+    call_command("seed_demo")
+    blind = Round.objects.get(name="Demo blind")
+    assert blind.assignments.count() > 0
+    assert prefill_overlap(item_set=blind.item_set, annotators=blind.pool.all()) == {}
+    prefilled = Round.objects.get(name="Demo prefilled")
+    assert prefilled.assignments.count() > 0 and prefilled.assignments.filter(status="pending").exists()
+    pilot = Round.objects.get(name="Demo pilot (submitted)")
+    assert not pilot.assignments.exclude(status="done").exists()

@@ -1,7 +1,7 @@
 import pytest
 from playwright.sync_api import expect
 
-from annotator.models import Annotation, Assignment, Item
+from annotator.models import Annotation, Assignment
 from tests.factories import PRED
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -49,24 +49,3 @@ def test_a_blind_round_shows_no_prefilled_value(page, live_server, login, blind_
     expect(page.locator("input[name=evaluation][value=neither]")).to_be_checked()  # default, not the parser's
     expect(page.locator("input[name=trigger][value=none]")).to_be_checked()
     assert PRED["trigger"] not in page.locator("#preview").inner_text()
-
-
-def test_an_admin_imports_a_file(page, live_server, login, admin_user, tmp_path):
-    path = tmp_path / "items.jsonl"
-    path.write_text(
-        '{"text_id": "b1", "emotion": "joy", "text": "I was glad the rain stopped."}\n'
-        '{"text_id": "b2", "emotion": "fear", "text": "I was afraid of the storm."}\n'
-    )
-    login("dana", "dana-pw")
-    page.click("text=Import")
-    page.set_input_files("input[name=file]", str(path))
-    page.click("button:has-text('Import')")
-    expect(page.locator("#import-report")).to_contain_text("2 items created")
-    assert Item.objects.filter(source="crowd-enVent").count() == 2
-
-    bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"text_id": "b3", "emotion": "elation", "text": "x"}\n')
-    page.set_input_files("input[name=file]", str(bad))
-    page.click("button:has-text('Import')")
-    expect(page.locator("#import-problems")).to_contain_text("line 1, column emotion: 'elation'")
-    assert not Item.objects.filter(source_id="b3").exists()

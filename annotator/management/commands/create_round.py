@@ -4,7 +4,7 @@ from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError
 
 from annotator.models import ItemSet, Round
-from annotator.services import RoundError, round_create
+from annotator.services import RoundError, RoundOverlap, round_create
 
 
 class Command(BaseCommand):
@@ -28,6 +28,11 @@ class Command(BaseCommand):
         parser.add_argument("--per-item", type=int, default=2, help="annotators per item")
         parser.add_argument("--pass-kind", choices=Round.PassKind.values, default=Round.PassKind.HUMAN)
         parser.add_argument("--show-label", action="store_true", help="annotators see the routed label")
+        parser.add_argument(
+            "--allow-prefill-overlap",
+            action="store_true",
+            help="create a blind round even where its annotators saw some items prefilled",
+        )
 
     def handle(self, *args: Any, **o: Any) -> None:
         item_set = ItemSet.objects.filter(name=o["item_set"]).first()
@@ -49,7 +54,10 @@ class Command(BaseCommand):
                 pass_kind=o["pass_kind"],
                 show_routed_label=o["show_label"],
                 prefill_parser=o["prefill_parser"],
+                allow_prefill_overlap=o["allow_prefill_overlap"],
             )
+        except RoundOverlap as error:
+            raise CommandError(f"{error} (--allow-prefill-overlap)") from None
         except RoundError as error:
             raise CommandError(str(error)) from None
         self.stdout.write(f"{round_.name}: {round_.assignments.count()} assignments")

@@ -21,6 +21,8 @@ from nsmcore.schema import SLOTS
 FIXTURES = settings.BASE_DIR / "fixtures"
 DEMO_SOURCE = "demo"
 DEMO_PARSER = "demo-fixture"
+PILOT_ITEMS = 20  # then 10 for the prefilled round and the last 10 for the blind one
+PREFILLED_ITEMS = 10
 
 DEMO_USERS: tuple[tuple[str, str, str], ...] = (
     ("annotator1", "annotator1-demo", ANNOTATOR),
@@ -67,31 +69,38 @@ class Command(BaseCommand):
         )
         if Round.objects.filter(name__in=["Demo prefilled", "Demo blind"]).exists():
             return
-        self._demo_pilot()
+        # Three disjoint slices of the 40 items: the blind round is the control arm for anchoring,
+        # so its annotators must not have seen its items prefilled in the other two.
         items = list(Item.objects.filter(source=DEMO_SOURCE).order_by("source_id"))
-        item_set = item_set_from_items(name="demo-40", items=items)
+        self._demo_pilot(items[:PILOT_ITEMS])
         annotators = list(User.objects.filter(username__in=["annotator1", "annotator2"]).order_by("username"))
+        prefilled = items[PILOT_ITEMS : PILOT_ITEMS + PREFILLED_ITEMS]
         round_create(
             name="Demo prefilled",
-            item_set=item_set,
+            item_set=item_set_from_items(name=f"demo-prefilled-{len(prefilled)}", items=prefilled),
             annotators=annotators,
             mode=Round.Mode.PREFILLED,
             prefill_parser=DEMO_PARSER,
         )
-        round_create(name="Demo blind", item_set=item_set, annotators=annotators, mode=Round.Mode.BLIND)
+        blind = items[PILOT_ITEMS + PREFILLED_ITEMS :]
+        round_create(
+            name="Demo blind",
+            item_set=item_set_from_items(name=f"demo-blind-{len(blind)}", items=blind),
+            annotators=annotators,
+            mode=Round.Mode.BLIND,
+        )
         self.stdout.write(
             f"Demo data: {report.summary()}; rounds 'Demo prefilled' and 'Demo blind' (to annotate) and "
             "'Demo pilot (submitted)' (both annotators' work done, for the agreement pages)."
         )
 
-    def _demo_pilot(self) -> None:
-        """A finished prefilled round over the first 30 items, so that the agreement pages have
+    def _demo_pilot(self, items: list[Item]) -> None:
+        """A finished prefilled round over the first items, so that the agreement pages have
         something to show: both annotators start from the parser's prefill and change some slots
         (seeded), the first more often than the second."""
         import random
 
-        items = list(Item.objects.filter(source=DEMO_SOURCE).order_by("source_id"))[:30]
-        item_set = item_set_from_items(name="demo-pilot-30", items=items)
+        item_set = item_set_from_items(name=f"demo-pilot-{len(items)}", items=items)
         annotators = list(User.objects.filter(username__in=["annotator1", "annotator2"]).order_by("username"))
         pilot = round_create(
             name="Demo pilot (submitted)",

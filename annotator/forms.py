@@ -1,0 +1,89 @@
+"""Forms of the admin pages: users and rounds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib.auth.models import User
+
+from annotator.models import ItemSet, Round
+from annotator.roles import ROLES
+from annotator.round_selectors import annotator_choices, parser_coverage
+
+ROLE_CHOICES = [(role, role) for role in ROLES]
+
+
+class UserCreateForm(forms.Form):
+    username = forms.CharField(max_length=150)
+    email = forms.EmailField(required=False)
+    password = forms.CharField(
+        required=False,
+        widget=forms.PasswordInput,
+        help_text="leave empty to generate one, shown once",
+    )
+    roles = forms.MultipleChoiceField(
+        choices=ROLE_CHOICES, required=False, widget=forms.CheckboxSelectMultiple
+    )
+
+
+class RolesForm(forms.Form):
+    roles = forms.MultipleChoiceField(choices=ROLE_CHOICES, required=False)
+
+
+class ActiveForm(forms.Form):
+    active = forms.TypedChoiceField(choices=[("1", "active"), ("0", "inactive")], coerce=lambda v: v == "1")
+
+
+class AnnotatorChoice(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, obj: User) -> str:
+        return obj.get_username()
+
+
+class RoundForm(forms.Form):
+    """A round. The parser choices depend on the item set: those with legal predictions for any
+    of its items, each with how many it covers."""
+
+    name = forms.CharField(max_length=100)
+    item_set = forms.ModelChoiceField(ItemSet.objects.order_by("name"))
+    annotators_per_item = forms.IntegerField(min_value=1, initial=2, label="Annotators per item")
+    annotators = AnnotatorChoice(
+        queryset=User.objects.none(),
+        widget=forms.CheckboxSelectMultiple,
+        help_text="users with the annotator role",
+    )
+    mode = forms.ChoiceField(choices=Round.Mode.choices, initial=Round.Mode.BLIND, widget=forms.RadioSelect)
+    prefill_parser = forms.ChoiceField(
+        required=False, label="Parser for the prefill", help_text="prefilled rounds only"
+    )
+    text_field = forms.ChoiceField(choices=Round.TEXT_FIELDS, initial=Round.TEXT_MASKED, label="Text shown")
+    show_routed_label = forms.BooleanField(
+        required=False, label="Show annotators the routed label", help_text="anchors them; off by default"
+    )
+    confirm_overlap = forms.BooleanField(
+        required=False,
+        label="Create it anyway",
+        help_text="a blind round over items its annotators saw prefilled is no longer a clean control",
+    )
+
+    def __init__(self, *args: Any, item_set: ItemSet | None = None, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.fields["annotators"].queryset = annotator_choices()
+        self.coverage = parser_coverage(item_set) if item_set is not None else []
+        self.fields["prefill_parser"].choices = [("", "none (blind)")] + [
+            (c.parser, c.label()) for c in self.coverage
+        ]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if data.get("mode") == Round.Mode.PREFILLED and not data.get("prefill_parser"):
+            self.add_error("prefill_parser", "a prefilled round needs a parser with predictions for this set")
+        return data
+
+
+class PoolForm(forms.Form):
+    annotator = forms.ModelChoiceField(queryset=User.objects.none())
+
+    def __init__(self, *args: Any, queryset: Any = None, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.fields["annotator"].queryset = queryset if queryset is not None else annotator_choices()

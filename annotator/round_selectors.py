@@ -1,0 +1,132 @@
+"""Reads for the admin's round pages: progress per round and per annotator, which parsers can
+prefill an item set, and which annotators already saw a set's items prefilled."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser, User
+from django.db.models import Count, Q, QuerySet
+
+from annotator.models import Assignment, ItemSet, ParserPrediction, Round
+from annotator.roles import ANNOTATOR
+
+
+def prefilled_seen(*, annotator_ids: Iterable[int], item_ids: Iterable[int]) -> set[tuple[int, int]]:
+    """(annotator id, item id) pairs where the annotator has an assignment for the item in a
+    prefilled round: they have seen the parser's explication of that item."""
+    return set(
+        Assignment.objects.filter(
+            annotator_id__in=list(annotator_ids),
+            item_id__in=list(item_ids),
+            round__mode=Round.Mode.PREFILLED,
+        ).values_list("annotator_id", "item_id")
+    )
+
+
+def prefill_overlap(*, item_set: ItemSet, annotators: Iterable[AbstractBaseUser]) -> dict[str, int]:
+    """{username: how many of the set's items they saw prefilled}, only those with any, by name.
+    A blind round over such items is no longer a clean control for anchoring."""
+    names = {a.pk: a.get_username() for a in annotators}
+    item_ids = item_set.members.values_list("item_id", flat=True)
+    seen = prefilled_seen(annotator_ids=names, item_ids=item_ids)
+    counts = Counter(names[annotator_id] for annotator_id, _ in seen)
+    return dict(sorted(counts.items()))
+
+
+def annotator_choices() -> QuerySet[User]:
+    """Active users with the annotator role: who a round's pool is picked from."""
+    return User.objects.filter(is_active=True, groups__name=ANNOTATOR).order_by("username").distinct()
+
+
+@dataclass(frozen=True)
+class ParserCoverage:
+    parser: str
+    covered: int
+    size: int
+
+    def label(self) -> str:
+        return f"{self.parser} (legal predictions for {self.covered} of {self.size} items)"
+
+
+def parser_coverage(item_set: ItemSet) -> list[ParserCoverage]:
+    """Parsers with legal predictions for any of the set's items, with how many items each covers."""
+    size = item_set.members.count()
+    rows = (
+        ParserPrediction.objects.filter(item__item_sets=item_set, legal=True)
+        .values("parser")
+        .annotate(covered=Count("item", distinct=True))
+        .order_by("-covered", "parser")
+    )
+    return [ParserCoverage(r["parser"], r["covered"], size) for r in rows]
+
+
+@dataclass(frozen=True)
+class Progress:
+    assigned: int
+    done: int
+    skipped: int
+
+    @property
+    def pending(self) -> int:
+        return self.assigned - self.done - self.skipped
+
+    @property
+    def percent(self) -> int:
+        return round(100 * (self.done + self.skipped) / self.assigned) if self.assigned else 0
+
+
+@dataclass(frozen=True)
+class RoundRow:
+    round: Round
+    progress: Progress
+    pool_size: int
+
+
+def rounds_with_progress() -> list[RoundRow]:
+    """Every round, newest first, with its assignment counts, in one query."""
+    rounds = (
+        Round.objects.select_related("item_set")
+        .annotate(
+            n_assigned=Count("assignments", distinct=True),
+            n_done=Count("assignments", filter=Q(assignments__status="done"), distinct=True),
+            n_skipped=Count("assignments", filter=Q(assignments__status="skipped"), distinct=True),
+            n_pool=Count("pool", distinct=True),
+        )
+        .order_by("-created_at", "-pk")
+    )
+    return [RoundRow(r, Progress(r.n_assigned, r.n_done, r.n_skipped), r.n_pool) for r in rounds]
+
+
+@dataclass(frozen=True)
+class AnnotatorRow:
+    user: User
+    progress: Progress
+    in_pool: bool
+
+
+def round_annotators(round_: Round) -> list[AnnotatorRow]:
+    """Each annotator with work in the round or in its pool, with their done / skipped / pending."""
+    counts = {
+        row["annotator"]: row
+        for row in Assignment.objects.filter(round=round_)
+        .values("annotator")
+        .annotate(
+            assigned=Count("pk"),
+            done=Count("pk", filter=Q(status="done")),
+            skipped=Count("pk", filter=Q(status="skipped")),
+        )
+    }
+    pool = set(round_.pool.values_list("pk", flat=True))
+    users = User.objects.filter(pk__in=pool | set(counts)).order_by("username")
+    empty = {"assigned": 0, "done": 0, "skipped": 0}
+    return [
+        AnnotatorRow(
+            u,
+            Progress(*(counts.get(u.pk, empty)[k] for k in ("assigned", "done", "skipped"))),
+            u.pk in pool,
+        )
+        for u in users
+    ]

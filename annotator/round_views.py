@@ -1,0 +1,124 @@
+"""Admin pages for rounds: the list with progress, a new round, one round's annotators."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from annotator.forms import PoolForm, RoundForm
+from annotator.models import ItemSet, Round
+from annotator.roles import ADMIN, require_role
+from annotator.round_selectors import annotator_choices, round_annotators, rounds_with_progress
+from annotator.services import (
+    RoundError,
+    RoundOverlap,
+    round_annotator_add,
+    round_annotator_remove,
+    round_create,
+)
+
+
+@require_role(ADMIN)
+def rounds(request: HttpRequest) -> HttpResponse:
+    return render(request, "annotator/manage_rounds.html", {"rows": rounds_with_progress()})
+
+
+def _item_set(value: str | None) -> ItemSet | None:
+    if not value or not str(value).isdigit():
+        return None
+    return ItemSet.objects.filter(pk=int(value)).first()
+
+
+def _new_round_page(
+    request: HttpRequest, form: RoundForm, *, overlap: dict[str, int] | None = None, status: int = 200
+) -> HttpResponse:
+    context = {"form": form, "overlap": overlap or {}}
+    # htmx asks for the form again when the item set changes: the parser choices follow it
+    template = "annotator/_manage_round_form.html" if request.htmx else "annotator/manage_round_new.html"
+    return render(request, template, context, status=status)
+
+
+@require_role(ADMIN)
+def round_new(request: HttpRequest) -> HttpResponse:
+    """GET ?item_set=ID shows the form with that set's parsers; POST creates the round."""
+    if request.method != "POST":
+        # what was already filled in comes along (htmx sends the whole form when the set changes)
+        item_set = _item_set(request.GET.get("item_set"))
+        initial: dict[str, object] = {k: v for k, v in request.GET.items() if k in RoundForm.base_fields}
+        initial["annotators"] = request.GET.getlist("annotators")
+        initial["item_set"] = item_set
+        return _new_round_page(request, RoundForm(initial=initial, item_set=item_set))
+    form = RoundForm(request.POST, item_set=_item_set(request.POST.get("item_set")))
+    if not form.is_valid():
+        return _new_round_page(request, form, status=400)
+    data = form.cleaned_data
+    try:
+        round_ = round_create(
+            name=data["name"].strip(),
+            item_set=data["item_set"],
+            annotators=list(data["annotators"]),
+            mode=data["mode"],
+            text_field=data["text_field"],
+            annotators_per_item=data["annotators_per_item"],
+            show_routed_label=data["show_routed_label"],
+            prefill_parser=data["prefill_parser"],
+            allow_prefill_overlap=data["confirm_overlap"],
+        )
+    except RoundOverlap as error:
+        form.add_error("confirm_overlap", str(error))
+        return _new_round_page(request, form, overlap=error.counts, status=400)
+    except RoundError as error:
+        form.add_error(error.field if error.field in form.fields else None, str(error))
+        return _new_round_page(request, form, status=400)
+    messages.success(request, f"Round {round_.name} created: {round_.assignments.count()} assignments.")
+    return redirect("manage_round", round_id=round_.pk)
+
+
+def _round_page(
+    request: HttpRequest, round_: Round, *, problem: tuple[str, str] | None = None, status: int = 200
+) -> HttpResponse:
+    pool = round_.pool.values_list("pk", flat=True)
+    context = {
+        "round": round_,
+        "rows": round_annotators(round_),
+        "add_form": PoolForm(queryset=annotator_choices().exclude(pk__in=pool)),
+        "problem": problem,
+    }
+    return render(request, "annotator/manage_round.html", context, status=status)
+
+
+@require_role(ADMIN)
+def round_detail(request: HttpRequest, round_id: int) -> HttpResponse:
+    round_ = get_object_or_404(Round.objects.select_related("item_set"), pk=round_id)
+    return _round_page(request, round_)
+
+
+def _pool_change(request: HttpRequest, round_id: int, *, add: bool) -> HttpResponse:
+    round_ = get_object_or_404(Round.objects.select_related("item_set"), pk=round_id)
+    candidates = annotator_choices() if add else round_.pool.all()
+    form = PoolForm(request.POST, queryset=candidates)
+    if not form.is_valid():
+        where = "an active annotator outside the pool" if add else "a member of the pool"
+        return _round_page(request, round_, problem=("annotator", f"annotator: choose {where}"), status=400)
+    annotator = form.cleaned_data["annotator"]
+    try:
+        change = (round_annotator_add if add else round_annotator_remove)(round_=round_, annotator=annotator)
+    except RoundError as error:
+        return _round_page(request, round_, problem=(error.field, str(error)), status=400)
+    verb = "added to" if add else "removed from"
+    messages.success(request, f"{annotator.username} {verb} the pool: {change.summary()}.")
+    return redirect("manage_round", round_id=round_.pk)
+
+
+@require_role(ADMIN)
+@require_POST
+def round_pool_add(request: HttpRequest, round_id: int) -> HttpResponse:
+    return _pool_change(request, round_id, add=True)
+
+
+@require_role(ADMIN)
+@require_POST
+def round_pool_remove(request: HttpRequest, round_id: int) -> HttpResponse:
+    return _pool_change(request, round_id, add=False)

@@ -1,0 +1,90 @@
+"""Admin pages for accounts: list, create, roles, deactivate."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.models import User
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from annotator.forms import ActiveForm, RolesForm, UserCreateForm
+from annotator.roles import ADMIN, ROLES, require_role
+from annotator.user_services import NewUser, UserError, user_active_set, user_create, user_roles_set
+
+
+def _users_page(
+    request: HttpRequest,
+    *,
+    form: UserCreateForm | None = None,
+    created: NewUser | None = None,
+    problem: tuple[str, str] | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    users = User.objects.prefetch_related("groups").order_by("username")
+    rows = [(u, {g.name for g in u.groups.all()} & set(ROLES)) for u in users]
+    return render(
+        request,
+        "annotator/manage_users.html",
+        {
+            "form": form or UserCreateForm(),
+            "created": created,
+            "problem": problem,
+            "rows": rows,
+            "roles": ROLES,
+        },
+        status=status,
+    )
+
+
+@require_role(ADMIN)
+def users(request: HttpRequest) -> HttpResponse:
+    """The list of users, and the form that creates one (a generated password is shown once,
+    on the page that answers the POST, and kept nowhere)."""
+    if request.method != "POST":
+        return _users_page(request)
+    form = UserCreateForm(request.POST)
+    if not form.is_valid():
+        return _users_page(request, form=form, status=400)
+    data = form.cleaned_data
+    try:
+        created = user_create(
+            username=data["username"], email=data["email"], password=data["password"], roles=data["roles"]
+        )
+    except UserError as error:
+        form.add_error(error.field if error.field in form.fields else None, str(error))
+        return _users_page(request, form=form, status=400)
+    return _users_page(request, created=created)
+
+
+@require_role(ADMIN)
+@require_POST
+def user_roles(request: HttpRequest, user_id: int) -> HttpResponse:
+    user = get_object_or_404(User, pk=user_id)
+    form = RolesForm(request.POST)
+    if not form.is_valid():
+        message = " ".join(form.errors["roles"])
+        return _users_page(request, problem=("roles", f"{user.username}: {message}"), status=400)
+    try:
+        user_roles_set(user=user, roles=form.cleaned_data["roles"], by=request.user)
+    except UserError as error:
+        return _users_page(request, problem=(error.field, str(error)), status=400)
+    roles = [r for r in ROLES if r in form.cleaned_data["roles"]]
+    messages.success(request, f"{user.username}: {', '.join(roles) or 'no role'}")
+    return redirect("manage_users")
+
+
+@require_role(ADMIN)
+@require_POST
+def user_active(request: HttpRequest, user_id: int) -> HttpResponse:
+    user = get_object_or_404(User, pk=user_id)
+    form = ActiveForm(request.POST)
+    if not form.is_valid():
+        return _users_page(request, problem=("active", "say active=1 or active=0"), status=400)
+    try:
+        user_active_set(user=user, active=form.cleaned_data["active"], by=request.user)
+    except UserError as error:
+        return _users_page(request, problem=(error.field, str(error)), status=400)
+    state = "reactivated" if user.is_active else "deactivated: they can no longer log in; their work is kept"
+    messages.success(request, f"{user.username} is {state}")
+    return redirect("manage_users")

@@ -1,0 +1,136 @@
+"""Browser tests of the admin's set-up pages: import with a preview, users, rounds."""
+
+import re
+
+import pytest
+from django.contrib.auth import authenticate
+from playwright.sync_api import expect
+
+from annotator.models import Assignment, Item, ParserPrediction, Round
+from annotator.roles import user_roles
+from annotator.sampling import item_set_from_items
+from tests.factories import PRED
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SETTLED = "() => !document.querySelector('.htmx-request')"
+
+
+def test_an_admin_imports_a_file(page, live_server, login, admin_user, tmp_path):
+    path = tmp_path / "items.jsonl"
+    path.write_text(
+        '{"text_id": "b1", "emotion": "joy", "text": "I was glad the rain stopped."}\n'
+        '{"text_id": "b2", "emotion": "fear", "text": "I was afraid of the storm."}\n'
+    )
+    login("dana", "dana-pw")
+    page.click("nav >> text=Import")
+    page.set_input_files("input[name=file]", str(path))
+    page.click("button:has-text('Preview')")
+    preview = page.locator("#import-preview")
+    expect(preview.locator("tr[data-source-id=b2]")).to_contain_text("I was afraid of the storm.")
+    expect(preview.locator("#import-counts")).to_contain_text("new2")
+    assert not Item.objects.exists()  # nothing written before the confirmation
+    page.click("#import-confirm button")
+    expect(page.locator("#import-report")).to_contain_text("2 items created")
+    assert Item.objects.filter(source="crowd-enVent").count() == 2
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text_id": "b3", "emotion": "elation", "text": "x"}\n')
+    page.set_input_files("input[name=file]", str(bad))
+    page.click("button:has-text('Preview')")
+    expect(page.locator("#import-problems")).to_contain_text("line 1, column emotion: 'elation'")
+    expect(page.locator("#import-confirm")).to_have_count(0)
+    assert not Item.objects.filter(source_id="b3").exists()
+
+
+def test_an_admin_creates_a_user_who_then_logs_in(page, live_server, login, admin_user):
+    login("dana", "dana-pw")
+    page.click("nav >> text=Users")
+    page.fill("#user-form input[name=username]", "ivan")
+    page.check("#user-form input[name=roles][value=annotator]")
+    page.click("#user-form button[type=submit]")
+    password = page.locator("#new-password").inner_text()
+    assert authenticate(username="ivan", password=password) is not None
+    row = page.locator("tr[data-user=ivan]")
+    expect(row.locator("input[value=annotator]")).to_be_checked()
+
+    row.locator("input[value=adjudicator]").check()
+    row.locator("button:has-text('Save roles')").click()
+    expect(page.locator(".messages")).to_contain_text("ivan: annotator, adjudicator")
+    assert user_roles(authenticate(username="ivan", password=password)) == {"annotator", "adjudicator"}
+
+    page.locator("tr[data-user=ivan] button:has-text('Deactivate')").click()
+    expect(page.locator("tr[data-user=ivan]")).to_contain_text("inactive")
+    assert authenticate(username="ivan", password=password) is None
+
+
+def test_an_admin_sets_up_a_prefilled_round_and_is_warned_about_a_contaminated_blind_one(
+    page, live_server, login, admin_user, items, annotator, other_annotator
+):
+    item_set = item_set_from_items(name="four", items=items)
+    for item in items[:3]:
+        ParserPrediction.objects.create(item=item, parser="lex", explication=PRED, legal=True)
+    login("dana", "dana-pw")
+    page.click("nav >> text=Rounds")
+    page.click("text=New round")
+    page.select_option("select[name=item_set]", str(item_set.pk))
+    page.wait_for_function(SETTLED)
+    parser = page.locator("select[name=prefill_parser]")
+    expect(parser.locator("option[value=lex]")).to_have_text("lex (legal predictions for 3 of 4 items)")
+    page.fill("input[name=name]", "pilot")
+    page.check("input[name=annotators] >> nth=0")
+    page.check("input[name=annotators] >> nth=1")
+    page.check("input[name=mode][value=prefilled]")
+    parser.select_option("lex")
+    page.click("#round-submit")
+    page.wait_for_url(re.compile(r"/manage/rounds/\d+/$"))
+    expect(page.locator(".messages")).to_contain_text("Round pilot created: 8 assignments.")
+    expect(page.locator("tr[data-annotator=alice]")).to_contain_text("4")
+    assert Round.objects.get(name="pilot").prefill_parser == "lex"
+
+    page.click("text=← Rounds")
+    expect(page.locator("tr[data-round=pilot]")).to_contain_text("four")
+    page.click("text=New round")
+    page.fill("input[name=name]", "control")
+    page.check("input[name=annotators] >> nth=0")
+    page.check("input[name=annotators] >> nth=1")
+    page.select_option("select[name=item_set]", str(item_set.pk))
+    page.wait_for_function(SETTLED)
+    expect(page.locator("select[name=prefill_parser] option[value=lex]")).to_have_count(1)
+    # what was filled in before the set was chosen survives the form's refresh
+    expect(page.locator("input[name=name]")).to_have_value("control")
+    expect(page.locator("input[name=annotators] >> nth=1")).to_be_checked()
+    page.click("#round-submit")
+    warning = page.locator("#overlap-warning")
+    expect(warning.locator("tr[data-annotator=alice]")).to_contain_text("4")
+    expect(warning.locator("tr[data-annotator=bob]")).to_contain_text("4")
+    assert not Round.objects.filter(name="control").exists()
+    warning.locator("input[name=confirm_overlap]").check()
+    page.click("#round-submit")
+    page.wait_for_url(re.compile(r"/manage/rounds/\d+/$"))
+    assert Round.objects.get(name="control").assignments.count() == 8
+
+
+def test_an_admin_removes_an_annotator_and_their_pending_work_moves(
+    page, live_server, login, admin_user, items, annotator, other_annotator, adjudicator
+):
+    from annotator.services import round_create
+
+    round_ = round_create(
+        name="trio",
+        item_set=item_set_from_items(name="four", items=items),
+        annotators=[annotator, other_annotator],
+        annotators_per_item=1,
+    )
+    login("dana", "dana-pw")
+    page.goto(f"{live_server.url}/manage/rounds/{round_.pk}/")
+    expect(page.locator("tr[data-annotator=alice]")).to_contain_text("2")
+    page.locator("tr[data-annotator=alice] button:has-text('Remove')").click()
+    expect(page.locator(".messages")).to_contain_text(
+        "alice removed from the pool: 2 pending assignments moved (bob 2)"
+    )
+    # no work of hers is left in the round: she is gone from the table and can be added again
+    expect(page.locator("tr[data-annotator=alice]")).to_have_count(0)
+    expect(page.locator("tr[data-annotator=bob]")).to_contain_text("4")
+    expect(page.locator("#pool-add option", has_text="alice")).to_have_count(1)
+    assert Assignment.objects.filter(round=round_, annotator=other_annotator).count() == 4
