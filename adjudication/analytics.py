@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from django.contrib.auth import get_user_model
 from django.db import connection
-from django.db.models import Count, Max
+from django.db.models import Count, Max, Q
 
 from annotator.models import SLOT_FIELDS, Annotation, Assignment, Item, Round
 from annotator.versions import round_version
@@ -148,6 +148,30 @@ def agreement_summary(round_: Round) -> dict[str, Any]:
         return snapshot.summary
     analysis = round_analysis(round_)  # may come from this process's memo: store it either way
     return _snapshot_save(round_.pk, version, analysis.data.coders, analysis.report)
+
+
+@dataclass(frozen=True)
+class Submissions:
+    """Who is assigned to a round and how much of it is in: what a page says before anyone submits."""
+
+    annotators: list[str]  # assigned to the round, by name
+    per_item: int  # the round's k
+    done: int  # submitted assignments
+
+    @property
+    def empty(self) -> bool:
+        return self.done == 0
+
+
+def round_submissions(round_: Round) -> Submissions:
+    """The round's assigned annotators and its submitted assignments (pages ask only when the
+    analysis shows no submission, so the conflict pages of a large round never pay for it)."""
+    assignments = Assignment.objects.filter(round=round_)
+    names = sorted(
+        assignments.order_by().values_list("annotator__username", flat=True).distinct(),
+    )
+    done = assignments.aggregate(n=Count("id", filter=Q(status=Assignment.Status.DONE)))["n"]
+    return Submissions(names, round_.annotators_per_item, done)
 
 
 @dataclass(frozen=True)

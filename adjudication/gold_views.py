@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from adjudication.analytics import round_analysis, round_submissions
 from adjudication.gold import (
     AdjudicationError,
     acceptance_rule,
@@ -186,9 +187,11 @@ def gold_list(request: HttpRequest, round_id: int) -> HttpResponse:
             continue
         records.append({"gold": gold, "construals": construals, "sources": sorted(sources)})
     page = Paginator(records, PAGE_SIZE).get_page(request.GET.get("page"))
-    labels = sorted(
+    # ordered by label: the model's own ordering (index) would join the DISTINCT and repeat labels
+    labels = list(
         GoldConstrual.objects.filter(gold__round=round_)
         .exclude(label="")
+        .order_by("label")
         .values_list("label", flat=True)
         .distinct()
     )
@@ -203,6 +206,7 @@ def gold_list(request: HttpRequest, round_id: int) -> HttpResponse:
         "source": source,
         "labels": labels,
         "slots": SLOT_NAMES,
+        "submissions": None if round_analysis(round_).data.coders else round_submissions(round_),
     }
     return render(request, "adjudication/gold_list.html", context)
 
