@@ -153,7 +153,7 @@ def conflict_list(request: HttpRequest, round_id: int) -> HttpResponse:
         "round": round_,
         "analysis": analysis,
         "page": page,
-        "rows": describe_rows(analysis, list(page.object_list)),
+        "rows": describe_rows(analysis, list(page.object_list), text_field=round_.text_field),
         "coders": coders,
         "slot": slot,
         "a": a,

@@ -3,14 +3,18 @@ them; only adjudicators propose, vote, apply and resolve."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from adjudication.analytics import round_analysis, round_submissions
+from adjudication.analytics import item_texts, round_analysis, round_submissions
+from adjudication.audit import gold_audit_trail
 from adjudication.gold import (
     AdjudicationError,
     acceptance_rule,
@@ -26,18 +30,43 @@ from adjudication.gold import (
 from adjudication.models import Convention, GoldConstrual, GoldItem, Vote
 from annotator.models import Annotation, Round
 from annotator.roles import ADJUDICATOR, ADMIN, has_role, require_role
-from nsmcore.schema import SLOT_NAMES, SLOTS
+from nsmcore.schema import SLOT_BY_NAME, SLOT_NAMES, SLOTS
 
 PAGE_SIZE = 50
+PREVIEW_SIZE = 200  # matches a convention's page lists (the count covers them all)
 
 
 class ProposeForm(forms.Form):
+    """A convention's dispute, picked from lists: the twelve slots, and the values of the chosen
+    slot (the page swaps those in with htmx when the slot changes). A value outside the slot's set
+    is refused here, naming it and the allowed ones."""
+
+    VALUE_FIELDS = ("value_a", "value_b", "chosen")
+
     round = forms.ModelChoiceField(Round.objects.order_by("name"))
-    slot = forms.ChoiceField(choices=[(s, s) for s in SLOT_NAMES])
-    value_a = forms.CharField(max_length=32)
-    value_b = forms.CharField(max_length=32)
-    chosen = forms.CharField(max_length=32, help_text="the value the slot takes: one of the two")
+    slot = forms.ChoiceField(choices=[("", "choose a slot…")] + [(s, s) for s in SLOT_NAMES])
+    value_a = forms.ChoiceField(label="one value")
+    value_b = forms.ChoiceField(label="the other value")
+    chosen = forms.ChoiceField(label="the slot takes", help_text="one of the two values")
     rule = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), help_text="the convention in words")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        slot = (self.data if self.is_bound else self.initial).get("slot", "")
+        values = SLOT_BY_NAME[slot].values if slot in SLOT_BY_NAME else ()
+        self.fields["slot"].widget.attrs.update(
+            {"hx-get": reverse("conventions"), "hx-trigger": "change", "hx-target": "#convention-values",
+             "hx-swap": "outerHTML"}
+        )  # fmt: skip
+        # no slot yet: every slot's values, grouped, so that the page works without JavaScript
+        listed = [(v, v) for v in values] or [(s.name, [(v, v) for v in s.values]) for s in SLOTS]
+        for name in self.VALUE_FIELDS:
+            field = self.fields[name]
+            field.choices = [("", "choose…"), *listed]
+            if values:
+                field.error_messages["invalid_choice"] = (
+                    f"%(value)s is not a value of {slot}; allowed: {', '.join(values)}"
+                )
 
 
 @require_role(ADJUDICATOR, ADMIN)
@@ -46,6 +75,8 @@ def conventions(request: HttpRequest) -> HttpResponse:
         k: request.GET[k] for k in ("round", "slot", "value_a", "value_b", "chosen") if k in request.GET
     }
     form = ProposeForm(request.POST or None, initial=initial)
+    if request.method == "GET" and request.htmx and request.htmx.target == "convention-values":
+        return render(request, "adjudication/_convention_values.html", {"form": form})
     status = 200
     if request.method == "POST":
         if not has_role(request.user, ADJUDICATOR):
@@ -85,14 +116,17 @@ def convention_detail(request: HttpRequest, convention_id: int) -> HttpResponse:
     convention = get_object_or_404(Convention.objects.select_related("proposer", "round"), pk=convention_id)
     votes = Vote.objects.filter(convention=convention).select_related("adjudicator").order_by("created_at")
     matches = convention_matches(convention) if convention.status in ("accepted", "proposed") else []
+    shown = matches[:PREVIEW_SIZE]
+    texts = item_texts(item_ids=[m.item_id for m in shown], text_field=convention.round.text_field)
     quorum, majority = acceptance_rule()
     context = {
         "convention": convention,
         "votes": votes,
         "voted": votes.filter(adjudicator=request.user).exists(),
         "can_act": has_role(request.user, ADJUDICATOR),
-        "matches": matches[:200],
+        "matches": [(m, texts.get(m.item_id, "")) for m in shown],
         "match_count": len(matches),
+        "more": len(matches) - len(shown),
         "versions": Convention.objects.filter(number=convention.number).order_by("-version"),
         "quorum": quorum,
         "majority": majority,
@@ -268,7 +302,7 @@ def gold_item(request: HttpRequest, round_id: int, item_id: int) -> HttpResponse
         "annotations": annotations,
         "rows": rows,
         "construals": construals,
-        "changes": gold.changes.select_related("who").order_by("-at", "-id")[:50],
+        "changes": gold_audit_trail(gold),
         "can_act": has_role(request.user, ADJUDICATOR),
     }
     return render(request, "adjudication/gold_item.html", context)
