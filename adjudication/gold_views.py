@@ -27,6 +27,7 @@ from adjudication.gold import (
     gold_resolve,
     gold_sync,
 )
+from adjudication.gold_preview import gold_preview
 from adjudication.models import Convention, GoldConstrual, GoldItem, Vote
 from annotator.models import Annotation, Round
 from annotator.roles import ADJUDICATOR, ADMIN, has_role, require_role
@@ -245,6 +246,35 @@ def gold_list(request: HttpRequest, round_id: int) -> HttpResponse:
     return render(request, "adjudication/gold_list.html", context)
 
 
+def _posted_slots(request: HttpRequest) -> tuple[dict[str, str], dict[str, str] | None]:
+    """The slots the resolve form sets (an empty choice keeps the current value) and, when two
+    construals are kept, the second's (an empty choice: the same as the first)."""
+    values = {name: request.POST[name] for name in SLOT_NAMES if request.POST.get(name)}
+    if not request.POST.get("two_construals"):
+        return values, None
+    second = {
+        name: request.POST[f"second_{name}"] for name in SLOT_NAMES if request.POST.get(f"second_{name}")
+    }
+    return values, second
+
+
+@require_POST
+@require_role(ADJUDICATOR)
+def gold_preview_view(request: HttpRequest, round_id: int, item_id: int) -> HttpResponse:
+    """The resolve form's construals rendered and routed as they stand, unsaved (htmx fragment)."""
+    gold = get_object_or_404(GoldItem, round_id=round_id, item_id=item_id)
+    stored = gold.construals.get(index=1)
+    values, second = _posted_slots(request)
+    first = {**stored.slots, **values}
+    try:
+        preview = gold_preview(
+            first=first, second={**first, **second} if second is not None else None, residue=stored.residue
+        )
+    except AdjudicationError as error:
+        return HttpResponse(str(error), status=400)
+    return render(request, "adjudication/_gold_preview.html", {"preview": preview})
+
+
 @require_role(ADJUDICATOR, ADMIN)
 def gold_item(request: HttpRequest, round_id: int, item_id: int) -> HttpResponse:
     round_ = get_object_or_404(Round, pk=round_id)
@@ -253,14 +283,7 @@ def gold_item(request: HttpRequest, round_id: int, item_id: int) -> HttpResponse
     if request.method == "POST":
         if not has_role(request.user, ADJUDICATOR):
             return HttpResponse("only adjudicators resolve items", status=403)
-        values = {name: request.POST[name] for name in SLOT_NAMES if request.POST.get(name)}
-        second = None
-        if request.POST.get("two_construals"):
-            second = {
-                name: request.POST[f"second_{name}"]
-                for name in SLOT_NAMES
-                if request.POST.get(f"second_{name}")
-            }
+        values, second = _posted_slots(request)
         try:
             gold_resolve(
                 user=request.user, gold=gold, values=values, second=second, why=request.POST.get("why", "")
@@ -280,6 +303,7 @@ def gold_item(request: HttpRequest, round_id: int, item_id: int) -> HttpResponse
     construals = list(gold.construals.all())
     first = construals[0]
     second = construals[1] if len(construals) > 1 else None
+    preview = gold_preview(first=first.slots, second=second.slots if second else None, residue=first.residue)
     rows = []
     for slot in SLOTS:
         given = [getattr(a, slot.name) for a in annotations]
@@ -303,6 +327,7 @@ def gold_item(request: HttpRequest, round_id: int, item_id: int) -> HttpResponse
         "rows": rows,
         "construals": construals,
         "changes": gold_audit_trail(gold),
+        "preview": preview,
         "can_act": has_role(request.user, ADJUDICATOR),
     }
     return render(request, "adjudication/gold_item.html", context)
