@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 from django.contrib.auth import get_user_model
 from django.db import connection
-from django.db.models import Count, Max
+from django.db.models import Count, Max, Q
 
-from annotator.models import SLOT_FIELDS, Annotation, Assignment, Item, Round
+from annotator.models import SLOT_FIELDS, Annotation, Assignment, Item, Round, text_in_field
 from annotator.versions import round_version
 from nsmcore.agreement import MISSING, AgreementReport, Conflicts, agreement, conflicts, flows, retention
 from nsmcore.schema import SLOT_NAMES, SLOTS
@@ -151,11 +151,36 @@ def agreement_summary(round_: Round) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
+class Submissions:
+    """Who is assigned to a round and how much of it is in: what a page says before anyone submits."""
+
+    annotators: list[str]  # assigned to the round, by name
+    per_item: int  # the round's k
+    done: int  # submitted assignments
+
+    @property
+    def empty(self) -> bool:
+        return self.done == 0
+
+
+def round_submissions(round_: Round) -> Submissions:
+    """The round's assigned annotators and its submitted assignments (pages ask only when the
+    analysis shows no submission, so the conflict pages of a large round never pay for it)."""
+    assignments = Assignment.objects.filter(round=round_)
+    names = sorted(
+        assignments.order_by().values_list("annotator__username", flat=True).distinct(),
+    )
+    done = assignments.aggregate(n=Count("id", filter=Q(status=Assignment.Status.DONE)))["n"]
+    return Submissions(names, round_.annotators_per_item, done)
+
+
+@dataclass(frozen=True)
 class ConflictRow:
     item_id: int
     source_id: str
     slots: tuple[str, ...]
     values: dict[str, list[str]]  # slot -> each coder's value ('' where missing)
+    text: str = ""  # the text the round shows, when asked for
 
     @property
     def by_coder(self) -> list[list[tuple[str, str]]]:
@@ -180,13 +205,24 @@ def conflict_rows(analysis: RoundAnalysis, *, slot: str = "", a: str = "", b: st
     return np.nonzero(keep)[0]
 
 
-def describe_rows(analysis: RoundAnalysis, picks: np.ndarray | list[int]) -> list[ConflictRow]:
-    """The page's conflicts, with item ids, source ids and each coder's values."""
+def describe_rows(
+    analysis: RoundAnalysis, picks: np.ndarray | list[int], *, text_field: str | None = None
+) -> list[ConflictRow]:
+    """The page's conflicts, with item ids, source ids and each coder's values, and the text the
+    round shows when ``text_field`` is given: one query for the page's items only."""
     data, found = analysis.data, analysis.conflicts
     picks = [int(p) for p in picks]
     rows = [int(found.rows[p]) for p in picks]
     ids = [int(data.item_ids[r]) for r in rows]
-    sources = dict(Item.objects.filter(pk__in=ids).values_list("pk", "source_id"))
+    items = Item.objects.filter(pk__in=ids)
+    if text_field is None:
+        sources = dict(items.values_list("pk", "source_id"))
+        texts: dict[int, str] = {}
+    else:
+        found_items = items.values_list("pk", "source_id", "text", "masked_text")
+        sources, texts = {}, {}
+        for pk, source_id, text, masked in found_items:
+            sources[pk], texts[pk] = source_id, text_in_field(text, masked, text_field)
     names = np.array(SLOT_NAMES)
     out = []
     for p, r, item_id in zip(picks, rows, ids, strict=True):
@@ -196,8 +232,14 @@ def describe_rows(analysis: RoundAnalysis, picks: np.ndarray | list[int]) -> lis
             for name in slots
             for k in [SLOT_NAMES.index(name)]
         }
-        out.append(ConflictRow(item_id, sources.get(item_id, ""), slots, values))
+        out.append(ConflictRow(item_id, sources.get(item_id, ""), slots, values, texts.get(item_id, "")))
     return out
+
+
+def item_texts(*, item_ids: list[int], text_field: str) -> dict[int, str]:
+    """item id -> the text a round shows in ``text_field``, for the given items, in one query."""
+    rows = Item.objects.filter(pk__in=item_ids).values_list("pk", "text", "masked_text")
+    return {pk: text_in_field(text, masked, text_field) for pk, text, masked in rows}
 
 
 # Passes: one annotator's work in a round, or the parser's prefill shown in a round.

@@ -44,6 +44,11 @@ urlpatterns += [
     ),
     path("adjudicate/rounds/<int:round_id>/gold/", gold_views.gold_list, name="gold_list"),
     path("adjudicate/rounds/<int:round_id>/gold/<int:item_id>/", gold_views.gold_item, name="gold_item"),
+    path(
+        "adjudicate/rounds/<int:round_id>/gold/<int:item_id>/preview/",
+        gold_views.gold_preview_view,
+        name="gold_preview",
+    ),
 ]
 
 urlpatterns += [

@@ -22,6 +22,7 @@ from adjudication.analytics import (
     pass_compare,
     passes_for,
     round_analysis,
+    round_submissions,
 )
 from annotator.models import Annotation, Assignment, Item, Round
 from annotator.roles import ADJUDICATOR, ADMIN, require_role
@@ -125,6 +126,7 @@ def dashboard(request: HttpRequest, round_id: int) -> HttpResponse:
         "chart": _chart(report),
         "coders": analysis.data.coder_names,
         "ordinal": bool(analysis.levels),
+        "submissions": None if analysis.data.coders else round_submissions(round_),
     }
     return render(request, "adjudication/dashboard.html", context)
 
@@ -151,7 +153,7 @@ def conflict_list(request: HttpRequest, round_id: int) -> HttpResponse:
         "round": round_,
         "analysis": analysis,
         "page": page,
-        "rows": describe_rows(analysis, list(page.object_list)),
+        "rows": describe_rows(analysis, list(page.object_list), text_field=round_.text_field),
         "coders": coders,
         "slot": slot,
         "a": a,
@@ -160,6 +162,7 @@ def conflict_list(request: HttpRequest, round_id: int) -> HttpResponse:
         "values": values,
         "matching": len(matching),
         "query": request.GET.urlencode(),
+        "submissions": None if coders else round_submissions(round_),
     }
     template = "adjudication/_conflicts.html" if request.htmx else "adjudication/conflicts.html"
     return render(request, template, context)
@@ -223,8 +226,10 @@ def flow_table(request: HttpRequest, round_id: int) -> HttpResponse:
         return _csv(
             f"flows-{round_.name}.csv", ["slot", "value_in_a", "value_in_b", "count", "share_of_a"], rows
         )
+    submissions = round_submissions(round_)
     context = {
         "round": round_,
+        "submissions": submissions,
         "passes": [(p.key, p.label(names)) for p in passes],
         "a": a.key if a else "",
         "b": b.key if b else "",
@@ -292,5 +297,6 @@ def anchoring_table(request: HttpRequest, round_id: int) -> HttpResponse:
         "slots": SLOT_NAMES,
         "controls": controls,
         "arm": arm,
+        "submissions": None if analysis.data.coders else round_submissions(round_),
     }
     return render(request, "adjudication/anchoring.html", context)

@@ -3,13 +3,18 @@ them; only adjudicators propose, vote, apply and resolve."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from adjudication.analytics import item_texts, round_analysis, round_submissions
+from adjudication.audit import gold_audit_trail
 from adjudication.gold import (
     AdjudicationError,
     acceptance_rule,
@@ -22,21 +27,47 @@ from adjudication.gold import (
     gold_resolve,
     gold_sync,
 )
+from adjudication.gold_preview import gold_preview
 from adjudication.models import Convention, GoldConstrual, GoldItem, Vote
 from annotator.models import Annotation, Round
 from annotator.roles import ADJUDICATOR, ADMIN, has_role, require_role
-from nsmcore.schema import SLOT_NAMES, SLOTS
+from nsmcore.schema import SLOT_BY_NAME, SLOT_NAMES, SLOTS
 
 PAGE_SIZE = 50
+PREVIEW_SIZE = 200  # matches a convention's page lists (the count covers them all)
 
 
 class ProposeForm(forms.Form):
+    """A convention's dispute, picked from lists: the twelve slots, and the values of the chosen
+    slot (the page swaps those in with htmx when the slot changes). A value outside the slot's set
+    is refused here, naming it and the allowed ones."""
+
+    VALUE_FIELDS = ("value_a", "value_b", "chosen")
+
     round = forms.ModelChoiceField(Round.objects.order_by("name"))
-    slot = forms.ChoiceField(choices=[(s, s) for s in SLOT_NAMES])
-    value_a = forms.CharField(max_length=32)
-    value_b = forms.CharField(max_length=32)
-    chosen = forms.CharField(max_length=32, help_text="the value the slot takes: one of the two")
+    slot = forms.ChoiceField(choices=[("", "choose a slot…")] + [(s, s) for s in SLOT_NAMES])
+    value_a = forms.ChoiceField(label="one value")
+    value_b = forms.ChoiceField(label="the other value")
+    chosen = forms.ChoiceField(label="the slot takes", help_text="one of the two values")
     rule = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), help_text="the convention in words")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        slot = (self.data if self.is_bound else self.initial).get("slot", "")
+        values = SLOT_BY_NAME[slot].values if slot in SLOT_BY_NAME else ()
+        self.fields["slot"].widget.attrs.update(
+            {"hx-get": reverse("conventions"), "hx-trigger": "change", "hx-target": "#convention-values",
+             "hx-swap": "outerHTML"}
+        )  # fmt: skip
+        # no slot yet: every slot's values, grouped, so that the page works without JavaScript
+        listed = [(v, v) for v in values] or [(s.name, [(v, v) for v in s.values]) for s in SLOTS]
+        for name in self.VALUE_FIELDS:
+            field = self.fields[name]
+            field.choices = [("", "choose…"), *listed]
+            if values:
+                field.error_messages["invalid_choice"] = (
+                    f"%(value)s is not a value of {slot}; allowed: {', '.join(values)}"
+                )
 
 
 @require_role(ADJUDICATOR, ADMIN)
@@ -45,6 +76,8 @@ def conventions(request: HttpRequest) -> HttpResponse:
         k: request.GET[k] for k in ("round", "slot", "value_a", "value_b", "chosen") if k in request.GET
     }
     form = ProposeForm(request.POST or None, initial=initial)
+    if request.method == "GET" and request.htmx and request.htmx.target == "convention-values":
+        return render(request, "adjudication/_convention_values.html", {"form": form})
     status = 200
     if request.method == "POST":
         if not has_role(request.user, ADJUDICATOR):
@@ -84,14 +117,17 @@ def convention_detail(request: HttpRequest, convention_id: int) -> HttpResponse:
     convention = get_object_or_404(Convention.objects.select_related("proposer", "round"), pk=convention_id)
     votes = Vote.objects.filter(convention=convention).select_related("adjudicator").order_by("created_at")
     matches = convention_matches(convention) if convention.status in ("accepted", "proposed") else []
+    shown = matches[:PREVIEW_SIZE]
+    texts = item_texts(item_ids=[m.item_id for m in shown], text_field=convention.round.text_field)
     quorum, majority = acceptance_rule()
     context = {
         "convention": convention,
         "votes": votes,
         "voted": votes.filter(adjudicator=request.user).exists(),
         "can_act": has_role(request.user, ADJUDICATOR),
-        "matches": matches[:200],
+        "matches": [(m, texts.get(m.item_id, "")) for m in shown],
         "match_count": len(matches),
+        "more": len(matches) - len(shown),
         "versions": Convention.objects.filter(number=convention.number).order_by("-version"),
         "quorum": quorum,
         "majority": majority,
@@ -186,9 +222,11 @@ def gold_list(request: HttpRequest, round_id: int) -> HttpResponse:
             continue
         records.append({"gold": gold, "construals": construals, "sources": sorted(sources)})
     page = Paginator(records, PAGE_SIZE).get_page(request.GET.get("page"))
-    labels = sorted(
+    # ordered by label: the model's own ordering (index) would join the DISTINCT and repeat labels
+    labels = list(
         GoldConstrual.objects.filter(gold__round=round_)
         .exclude(label="")
+        .order_by("label")
         .values_list("label", flat=True)
         .distinct()
     )
@@ -203,8 +241,38 @@ def gold_list(request: HttpRequest, round_id: int) -> HttpResponse:
         "source": source,
         "labels": labels,
         "slots": SLOT_NAMES,
+        "submissions": None if round_analysis(round_).data.coders else round_submissions(round_),
     }
     return render(request, "adjudication/gold_list.html", context)
+
+
+def _posted_slots(request: HttpRequest) -> tuple[dict[str, str], dict[str, str] | None]:
+    """The slots the resolve form sets (an empty choice keeps the current value) and, when two
+    construals are kept, the second's (an empty choice: the same as the first)."""
+    values = {name: request.POST[name] for name in SLOT_NAMES if request.POST.get(name)}
+    if not request.POST.get("two_construals"):
+        return values, None
+    second = {
+        name: request.POST[f"second_{name}"] for name in SLOT_NAMES if request.POST.get(f"second_{name}")
+    }
+    return values, second
+
+
+@require_POST
+@require_role(ADJUDICATOR)
+def gold_preview_view(request: HttpRequest, round_id: int, item_id: int) -> HttpResponse:
+    """The resolve form's construals rendered and routed as they stand, unsaved (htmx fragment)."""
+    gold = get_object_or_404(GoldItem, round_id=round_id, item_id=item_id)
+    stored = gold.construals.get(index=1)
+    values, second = _posted_slots(request)
+    first = {**stored.slots, **values}
+    try:
+        preview = gold_preview(
+            first=first, second={**first, **second} if second is not None else None, residue=stored.residue
+        )
+    except AdjudicationError as error:
+        return HttpResponse(str(error), status=400)
+    return render(request, "adjudication/_gold_preview.html", {"preview": preview})
 
 
 @require_role(ADJUDICATOR, ADMIN)
@@ -215,14 +283,7 @@ def gold_item(request: HttpRequest, round_id: int, item_id: int) -> HttpResponse
     if request.method == "POST":
         if not has_role(request.user, ADJUDICATOR):
             return HttpResponse("only adjudicators resolve items", status=403)
-        values = {name: request.POST[name] for name in SLOT_NAMES if request.POST.get(name)}
-        second = None
-        if request.POST.get("two_construals"):
-            second = {
-                name: request.POST[f"second_{name}"]
-                for name in SLOT_NAMES
-                if request.POST.get(f"second_{name}")
-            }
+        values, second = _posted_slots(request)
         try:
             gold_resolve(
                 user=request.user, gold=gold, values=values, second=second, why=request.POST.get("why", "")
@@ -242,6 +303,7 @@ def gold_item(request: HttpRequest, round_id: int, item_id: int) -> HttpResponse
     construals = list(gold.construals.all())
     first = construals[0]
     second = construals[1] if len(construals) > 1 else None
+    preview = gold_preview(first=first.slots, second=second.slots if second else None, residue=first.residue)
     rows = []
     for slot in SLOTS:
         given = [getattr(a, slot.name) for a in annotations]
@@ -264,7 +326,8 @@ def gold_item(request: HttpRequest, round_id: int, item_id: int) -> HttpResponse
         "annotations": annotations,
         "rows": rows,
         "construals": construals,
-        "changes": gold.changes.select_related("who").order_by("-at", "-id")[:50],
+        "changes": gold_audit_trail(gold),
+        "preview": preview,
         "can_act": has_role(request.user, ADJUDICATOR),
     }
     return render(request, "adjudication/gold_item.html", context)

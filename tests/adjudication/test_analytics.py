@@ -209,4 +209,4 @@ def test_ordinal_intensity_changes_only_intensity(adjudicator_client, submitted)
 def test_an_empty_round_says_so(adjudicator_client, items, annotator, other_annotator):
     round_ = Round.objects.create(name="empty", item_set=item_set_from_items(name="e", items=items))
     page = adjudicator_client.get(reverse("agreement", args=[round_.pk])).content.decode()
-    assert "No annotation has been submitted in this round yet" in page
+    assert "No submissions yet: no annotator is assigned to this round (2 per item)." in page

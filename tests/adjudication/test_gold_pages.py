@@ -1,10 +1,13 @@
 """The convention and gold pages: who may do what, and what a page shows after each step."""
 
+import re
+
 import pytest
 from django.urls import reverse
 
 from adjudication.gold import convention_propose, convention_vote, gold_sync
 from adjudication.models import Convention, GoldItem
+from nsmcore.schema import SLOT_BY_NAME, SLOT_NAMES
 
 
 @pytest.fixture
@@ -124,3 +127,56 @@ def test_revising_through_the_page_makes_a_new_version_and_flags_the_items(
     assert "a revision of C1 v1" in page and "C1 v2" in page
     flagged = client.get(reverse("gold_list", args=[submitted.pk]), {"status": "review"}).content.decode()
     assert flagged.count("to review</span>") == 2
+
+
+def test_the_proposal_form_offers_the_twelve_slots_and_the_values_of_the_chosen_one(
+    client, adjudicator, submitted
+):
+    client.force_login(adjudicator)
+    page = client.get(reverse("conventions")).content.decode()
+    slot_select = re.search(r'<select name="slot"[^>]*>(.*?)</select>', page, re.S).group(1)
+    assert re.findall(r'<option value="([a-z_]+)"', slot_select) == list(SLOT_NAMES)
+    # a slot picked (from a link, or by the select through htmx): the value lists are its values
+    htmx = client.get(
+        reverse("conventions"), {"slot": "agency"}, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="convention-values"
+    )
+    fragment = htmx.content.decode()
+    assert htmx.status_code == 200 and fragment.startswith('<div id="convention-values"')
+    assert "<html" not in fragment
+    for name in ("value_a", "value_b", "chosen"):
+        select = re.search(rf'<select name="{name}"[^>]*>(.*?)</select>', fragment, re.S).group(1)
+        assert re.findall(r'<option value="([a-z-]+)"', select) == list(SLOT_BY_NAME["agency"].values)
+    plain = client.get(reverse("conventions"), {"slot": "body", "value_a": "yes"}).content.decode()
+    value_a = re.search(r'<select name="value_a"[^>]*>(.*?)</select>', plain, re.S).group(1)
+    assert re.findall(r'<option value="([a-z-]+)"', value_a) == ["yes", "no"]
+    assert '<option value="yes" selected>' in value_a
+
+
+@pytest.mark.parametrize(
+    "values, message",
+    [
+        (
+            {"value_a": "feel-good"},
+            "feel-good is not a value of agency; allowed: i, someone-else, no-one, none",
+        ),
+        ({"chosen": "can"}, "can is not a value of agency"),
+        ({"slot": "mood"}, "mood is not one of the available choices"),
+    ],
+)
+def test_a_value_outside_the_slot_is_refused_by_name_and_nothing_is_written(
+    client, adjudicator, submitted, values, message
+):
+    client.force_login(adjudicator)
+    data = {"round": submitted.pk, "slot": "agency", "value_a": "i", "value_b": "someone-else", "chosen": "i",
+            "rule": "The writer's own act takes agency=i."} | values  # fmt: skip
+    response = client.post(reverse("conventions"), data)
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    assert not Convention.objects.exists()
+
+
+def test_without_a_slot_the_value_lists_group_every_slots_values(client, adjudicator, submitted):
+    client.force_login(adjudicator)
+    page = client.get(reverse("conventions")).content.decode()
+    value_a = re.search(r'<select name="value_a"[^>]*>(.*?)</select>', page, re.S).group(1)
+    assert re.findall(r'<optgroup label="([a-z_]+)"', value_a) == list(SLOT_NAMES)

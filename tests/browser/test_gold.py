@@ -24,7 +24,10 @@ def test_two_adjudicators_settle_conflicts_into_gold(
     page.goto(f"{live_server.url}/adjudicate/rounds/{submitted.pk}/flows/")
     page.click("tr[data-flow='agency:i:someone-else'] a.propose")
     expect(page.locator("#propose-form")).to_contain_text("From a flow")
-    page.fill("#propose-form input[name=chosen]", "i")
+    # the flow's slot and values arrive chosen; the value lists are the slot's own
+    expect(page.locator("#propose-form select[name=slot]")).to_have_value("agency")
+    expect(page.locator("#propose-form select[name=value_a]")).to_have_value("i")
+    page.select_option("#propose-form select[name=chosen]", "i")
     page.fill("#propose-form textarea[name=rule]", "The writer's own doing keeps agency=i.")
     page.click("#propose-form button[type=submit]")
     expect(page.locator("#convention-status")).to_have_text("proposed")
