@@ -35,6 +35,11 @@
     form.querySelector("input[name=time_spent_ms]").value = String(Date.now() - started);
   });
 
+  function submitsOnEnter(target) {
+    if (target === document.body || target === document.documentElement) return true;
+    return form.contains(target) && target.matches("input[type=radio], input[type=checkbox], fieldset");
+  }
+
   function toggleFlag(name) {
     const box = form.querySelector('input[name=flags][value="' + name + '"]');
     if (box) { box.click(); }
@@ -43,7 +48,11 @@
   document.addEventListener("keydown", (event) => {
     const target = event.target;
     const typing = target.tagName === "TEXTAREA" || (target.tagName === "INPUT" && target.type === "text");
-    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); form.requestSubmit(); return; }
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+      // Ctrl+Enter also submits from the residue and notes, but, like Enter, not from a link.
+      if ((typing && form.contains(target)) || submitsOnEnter(target)) { event.preventDefault(); form.requestSubmit(); }
+      return;
+    }
     if (typing) {
       if (event.key === "Escape") { target.blur(); focusSlot(current); }
       return;
@@ -57,7 +66,11 @@
       const radio = radios[Number(key) - 1];
       if (radio) { event.preventDefault(); radio.click(); focusSlot(current + 1); }
     }
-    else if (key === "Enter") { event.preventDefault(); form.requestSubmit(); }
+    else if (key === "Enter") {
+      // Enter submits only from the form's own choices or the page itself: on a link or a
+      // button (History, Skip, the menu) it does what that element does, never a save.
+      if (submitsOnEnter(target)) { event.preventDefault(); form.requestSubmit(); }
+    }
     else if (key === "r") { event.preventDefault(); document.getElementById("residue").focus(); }
     else if (key === "n") { event.preventDefault(); document.getElementById("notes").focus(); }
     else if (key === "t") { toggleFlag("two-construals"); }

@@ -51,6 +51,67 @@ def test_a_blind_round_shows_no_prefilled_value(page, live_server, login, blind_
     assert PRED["trigger"] not in page.locator("#preview").inner_text()
 
 
+def mine(round_, user) -> list[Assignment]:
+    return list(Assignment.objects.filter(round=round_, annotator=user).order_by("position"))
+
+
+def open_item(page, live_server, assignment) -> None:
+    page.goto(f"{live_server.url}/work/a/{assignment.pk}/")
+    expect(page.locator("#annotation[data-ready=true]")).to_be_visible()
+
+
+@pytest.mark.parametrize(
+    ("selector", "lands_on"),
+    [
+        (".annotate-head a:has-text('My work')", "/work/"),
+        (".annotate-head a:has-text('History')", "/work/a/{pk}/history/"),
+        ("header nav a:has-text('Guidelines')", "/guidelines/"),
+        ("header nav a:has-text('Sandbox')", "/explain/"),
+    ],
+)
+def test_enter_on_a_focused_link_follows_it_and_saves_nothing(
+    page, live_server, login, prefilled_round, annotator, selector, lands_on
+):
+    login("alice", "alice-pw")
+    a0 = mine(prefilled_round, annotator)[0]
+    open_item(page, live_server, a0)
+    page.focus(selector)
+    page.keyboard.press("Enter")
+    page.wait_for_url(live_server.url + lands_on.format(pk=a0.pk))
+    assert not Annotation.objects.exists()
+    assert Assignment.objects.get(pk=a0.pk).status == "pending"
+
+
+def test_enter_on_the_focused_skip_button_skips_and_saves_nothing(
+    page, live_server, login, prefilled_round, annotator
+):
+    login("alice", "alice-pw")
+    a0, a1 = mine(prefilled_round, annotator)[:2]
+    open_item(page, live_server, a0)
+    page.focus("button:has-text('Skip')")
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"{live_server.url}/work/a/{a1.pk}/")
+    assert not Annotation.objects.exists()
+    assert Assignment.objects.get(pk=a0.pk).status == "skipped"
+
+
+def test_enter_from_a_radio_or_the_page_body_still_submits(
+    page, live_server, login, prefilled_round, annotator
+):
+    login("alice", "alice-pw")
+    a0, a1, a2 = mine(prefilled_round, annotator)[:3]
+    open_item(page, live_server, a0)
+    page.focus("input[name=agency][value=someone-else]")
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"{live_server.url}/work/a/{a1.pk}/")
+    assert Annotation.objects.get(assignment=a0).version == 1
+    expect(page.locator("#annotation[data-ready=true]")).to_be_visible()
+    page.evaluate("() => document.activeElement.blur()")  # focus back on the page body
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"{live_server.url}/work/a/{a2.pk}/")
+    assert Annotation.objects.get(assignment=a1).version == 1
+
+
 def test_an_admin_imports_a_file(page, live_server, login, admin_user, tmp_path):
     path = tmp_path / "items.jsonl"
     path.write_text(
