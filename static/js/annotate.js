@@ -26,8 +26,28 @@
     state.textContent = changed ? "changed from " + pre : "prefilled";
   }
 
+  function markCurrent(i) {
+    current = i;
+    slots.forEach((s, k) => s.classList.toggle("current", k === i));
+  }
+
+  // A current slot shows its values' help, which moves them. A mouse or touch press focuses the
+  // radio before the click lands, so mark the slot only once the click is done: otherwise the
+  // value moves away from under the pointer and the click chooses nothing.
+  let pressed = false;
+  let deferred = null;
+  document.addEventListener("pointerdown", () => { pressed = true; }, true);
+  document.addEventListener("pointerup", () => {
+    pressed = false;
+    if (deferred !== null) {
+      const i = deferred;
+      deferred = null;
+      setTimeout(() => markCurrent(i), 0);  // after this press's click event
+    }
+  }, true);
+
   slots.forEach((fieldset, i) => {
-    fieldset.addEventListener("focusin", () => { current = i; slots.forEach((s, k) => s.classList.toggle("current", k === i)); });
+    fieldset.addEventListener("focusin", () => { if (pressed) { deferred = i; } else { markCurrent(i); } });
     fieldset.addEventListener("change", () => markPrefill(fieldset));
   });
 

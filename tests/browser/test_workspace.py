@@ -1,3 +1,5 @@
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -110,6 +112,18 @@ def test_enter_from_a_radio_or_the_page_body_still_submits(
     page.keyboard.press("Enter")
     page.wait_for_url(f"{live_server.url}/work/a/{a2.pk}/")
     assert Annotation.objects.get(assignment=a1).version == 1
+
+
+def test_a_mouse_click_chooses_a_value_in_a_slot_that_was_not_current(
+    page, live_server, login, prefilled_round, annotator
+):
+    """Making a slot current shows its values' help, which moves them: the click must land anyway."""
+    login("alice", "alice-pw")
+    open_item(page, live_server, mine(prefilled_round, annotator)[0])
+    for slot, value in (("agency", "someone-else"), ("intensity", "very"), ("experiencer", "people")):
+        page.click(f"input[name={slot}][value={value}]")
+        expect(page.locator(f"input[name={slot}][value={value}]")).to_be_checked()
+        expect(page.locator(f"fieldset[data-slot={slot}]")).to_have_class(re.compile(r"\bcurrent\b"))
 
 
 def test_an_admin_imports_a_file(page, live_server, login, admin_user, tmp_path):
