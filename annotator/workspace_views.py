@@ -19,15 +19,22 @@ from annotator.models import FLAGS, SLOT_FIELDS, Annotation, Assignment
 from annotator.selectors import (
     annotation_of,
     assignment_for_user,
+    neighbours,
     next_assignment,
     prefill_for,
     queue_for_user,
+    queue_position,
+    round_for_user,
+    round_items_for_user,
     round_progress,
+    round_status_counts,
 )
 from annotator.services import AnnotationInvalid, StaleSave, annotation_submit, assignment_skip
 from nsmcore.schema import SLOTS
 
 DEFAULTS: dict[str, str] = {slot.name: slot.default for slot in SLOTS}
+# what an annotator calls each status of their items
+STATUS_NAMES: dict[str, str] = {"done": "done", "skipped": "skipped", "pending": "to do"}
 
 
 @login_required
@@ -90,6 +97,8 @@ def _page(
             # Prefilled rounds start at the parser's values, blind ones at the schema defaults.
             values = {**DEFAULTS, **(prefill or {}), "residue": "", "notes": "", "flags": []}
     done, assigned = round_progress(request.user, round_.pk)
+    previous, following = neighbours(assignment)
+    place = queue_position(assignment)
     context = {
         "assignment": assignment,
         "round": round_,
@@ -105,6 +114,9 @@ def _page(
         "keys": KEYS,
         "done": done,
         "assigned": assigned,
+        "previous": previous,
+        "following": following,
+        "place": place,
         **_preview_context(round_, values),
     }
     return render(request, "annotator/annotate.html", context, status=status)
@@ -200,3 +212,30 @@ def history(request: HttpRequest, assignment_id: int) -> HttpResponse:
     annotation = annotation_of(assignment)
     revisions = list(annotation.revisions.all()) if annotation else []
     return render(request, "annotator/history.html", {"assignment": assignment, "revisions": revisions})
+
+
+class ItemFilter(forms.Form):
+    status = forms.ChoiceField(
+        choices=[("", "all"), *((s.value, STATUS_NAMES[s.value]) for s in Assignment.Status)], required=False
+    )
+
+
+@login_required
+@require_GET
+def round_items(request: HttpRequest, round_id: int) -> HttpResponse:
+    """The annotator's own items in a round (done, skipped, to do), filterable by status; htmx
+    swaps the list alone when the filter changes."""
+    round_ = round_for_user(request.user, round_id)
+    filters = ItemFilter(request.GET)
+    valid = filters.is_valid()
+    status = filters.cleaned_data["status"] if valid else ""
+    mine = round_items_for_user(request.user, round_, status=status) if valid else []
+    rows = [(a, a.item.text_for(round_.text_field), STATUS_NAMES[a.status]) for a in mine]
+    context = {
+        "round": round_,
+        "filters": filters,
+        "rows": rows,
+        "counts": round_status_counts(request.user, round_),
+    }
+    template = "annotator/_round_items.html" if request.htmx else "annotator/round_items.html"
+    return render(request, template, context, status=200 if valid else 400)

@@ -99,6 +99,15 @@
     else if (key === "x") { event.preventDefault(); document.getElementById("skip-form").requestSubmit(); }
   });
 
+  // On a desktop width the item text sticks to the top while the slots scroll under it; the slots
+  // scroll into view below it (scroll-margin-top in app.css reads this height).
+  const itemText = document.getElementById("item-text");
+  if (itemText && "ResizeObserver" in window) {
+    new ResizeObserver(() => {
+      document.documentElement.style.setProperty("--item-text-h", itemText.offsetHeight + "px");
+    }).observe(itemText);
+  }
+
   focusSlot(0);
   form.dataset.ready = "true";  // keys work from here on (tests wait for it)
 })();

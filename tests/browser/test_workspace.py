@@ -69,6 +69,8 @@ def open_item(page, live_server, assignment) -> None:
         (".annotate-head a:has-text('History')", "/work/a/{pk}/history/"),
         ("header nav a:has-text('Guidelines')", "/guidelines/"),
         ("header nav a:has-text('Sandbox')", "/explain/"),
+        ("#next-item", "/work/a/{next_pk}/"),
+        ("#round-items", "/work/round/{round_pk}/items/"),
     ],
 )
 def test_enter_on_a_focused_link_follows_it_and_saves_nothing(
@@ -79,7 +81,8 @@ def test_enter_on_a_focused_link_follows_it_and_saves_nothing(
     open_item(page, live_server, a0)
     page.focus(selector)
     page.keyboard.press("Enter")
-    page.wait_for_url(live_server.url + lands_on.format(pk=a0.pk))
+    a1 = mine(prefilled_round, annotator)[1]
+    page.wait_for_url(live_server.url + lands_on.format(pk=a0.pk, next_pk=a1.pk, round_pk=prefilled_round.pk))
     assert not Annotation.objects.exists()
     assert Assignment.objects.get(pk=a0.pk).status == "pending"
 
@@ -124,6 +127,64 @@ def test_a_mouse_click_chooses_a_value_in_a_slot_that_was_not_current(
         page.click(f"input[name={slot}][value={value}]")
         expect(page.locator(f"input[name={slot}][value={value}]")).to_be_checked()
         expect(page.locator(f"fieldset[data-slot={slot}]")).to_have_class(re.compile(r"\bcurrent\b"))
+
+
+def settled(page) -> None:
+    page.wait_for_function("() => !document.querySelector('.htmx-request, .htmx-settling, .htmx-swapping')")
+
+
+def test_an_annotator_moves_between_items_and_through_the_list_of_their_items(
+    page, live_server, login, prefilled_round, annotator
+):
+    a = mine(prefilled_round, annotator)
+    Assignment.objects.filter(pk=a[1].pk).update(status="skipped")
+    login("alice", "alice-pw")
+    open_item(page, live_server, a[0])
+    expect(page.locator("#prev-item")).to_have_count(0)  # the first item has no previous one
+    page.click("#next-item")
+    page.wait_for_url(f"{live_server.url}/work/a/{a[1].pk}/")  # skipped, still reachable
+    page.click("#next-item")
+    page.wait_for_url(f"{live_server.url}/work/a/{a[2].pk}/")
+    page.click("#prev-item")
+    page.wait_for_url(f"{live_server.url}/work/a/{a[1].pk}/")
+
+    page.click("#round-items")
+    page.wait_for_url(f"{live_server.url}/work/round/{prefilled_round.pk}/items/")
+    rows = page.locator("#round-items-table tbody tr")
+    expect(rows).to_have_count(4)
+    page.select_option("#item-filter select[name=status]", "skipped")  # htmx swaps the list in place
+    expect(rows).to_have_count(1)
+    expect(page).to_have_url(f"{live_server.url}/work/round/{prefilled_round.pk}/items/?status=skipped")
+    settled(page)
+    expect(rows.first).to_contain_text("skipped")
+    rows.first.locator("a").click()
+    page.wait_for_url(f"{live_server.url}/work/a/{a[1].pk}/")
+    assert not Annotation.objects.exists()
+
+
+def test_the_item_text_stays_in_view_while_the_slots_scroll(
+    page, live_server, login, prefilled_round, annotator
+):
+    login("alice", "alice-pw")
+    open_item(page, live_server, mine(prefilled_round, annotator)[0])
+    for _ in range(11):  # down to the last slot with the keyboard
+        page.keyboard.press("j")
+    expect(page.locator("fieldset[data-slot=intensity]")).to_have_class(re.compile(r"\bcurrent\b"))
+    page.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")
+    page.wait_for_function("() => window.scrollY > 0")
+    text = page.locator("#item-text").bounding_box()
+    assert text["y"] >= 0 and text["y"] + text["height"] <= 900  # on screen
+    page.keyboard.press("k")  # back up: the current slot comes into view below the text, not under it
+    for _ in range(10):
+        page.keyboard.press("k")
+    expect(page.locator("fieldset[data-slot=experiencer]")).to_have_class(re.compile(r"\bcurrent\b"))
+    page.wait_for_function(
+        """() => {
+            const text = document.getElementById('item-text').getBoundingClientRect();
+            const slot = document.querySelector('fieldset.current').getBoundingClientRect();
+            return slot.top >= text.bottom - 1;
+        }"""
+    )
 
 
 def test_an_admin_imports_a_file(page, live_server, login, admin_user, tmp_path):
