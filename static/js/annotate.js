@@ -7,12 +7,12 @@
   const slots = Array.from(form.querySelectorAll("fieldset.slotset"));
   let current = 0;
 
-  function focusSlot(i) {
+  function focusSlot(i, scroll = true) {
     current = Math.max(0, Math.min(slots.length - 1, i));
     slots.forEach((s, k) => s.classList.toggle("current", k === current));
     const checked = slots[current].querySelector("input:checked") || slots[current].querySelector("input");
     checked.focus({ preventScroll: true });
-    slots[current].scrollIntoView({ block: "nearest" });
+    if (scroll) slots[current].scrollIntoView({ block: "nearest" });
   }
 
   function markPrefill(fieldset) {
@@ -108,6 +108,7 @@
     }).observe(itemText);
   }
 
-  focusSlot(0);
+  // A refused save opens on its comparison, above the slots: do not scroll it away.
+  focusSlot(0, !document.getElementById("stale"));
   form.dataset.ready = "true";  // keys work from here on (tests wait for it)
 })();
