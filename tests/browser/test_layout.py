@@ -154,6 +154,7 @@ def test_a_refused_save_on_a_phone_opens_on_its_comparison(
     annotation_submit(assignment=a0, user=annotator, values=PRED | {"agency": "someone-else"}, base_version=0)
     page.check("input[name=evaluation][value=feel-bad]")  # this tab still holds version 0
     page.click("#submit")
+    expect(page.locator("#stale")).to_be_visible()  # the refusal (the page before had no notice)
     expect(page.locator("#annotation[data-ready=true]")).to_be_visible()
     notice = page.locator("#stale").bounding_box()
     assert 0 <= notice["y"] < PHONE["height"] / 2  # the notice, not the slots, is what one sees first

@@ -38,10 +38,11 @@ def test_enter_stays_refused_and_replace_it_with_mine_overwrites_on_purpose(
     expect(tab2.locator("input[name=evaluation][value=feel-bad]")).to_be_checked()  # mine, still here
 
     expect(tab2.locator("#annotation[data-ready=true]")).to_be_visible()
-    tab2.evaluate("() => document.activeElement.blur()")
+    tab2.evaluate("() => { document.body.dataset.before = 'enter'; document.activeElement.blur(); }")
     tab2.keyboard.press("Enter")  # a plain submit again: still refused, nothing written
+    # wait for the answer to this submit (a fresh page, without the mark), not the page before it
+    expect(tab2.locator("body:not([data-before]) #annotation[data-ready=true]")).to_be_visible()
     expect(tab2.locator("#stale")).to_contain_text("version 1")
-    tab2.wait_for_load_state()
     assert tab2.url == url
     assert Annotation.objects.get(assignment=a0).version == 1
 
