@@ -112,3 +112,51 @@ def assignment_for_user(user: AbstractBaseUser, assignment_id: int) -> Assignmen
 
 def annotation_of(assignment: Assignment) -> Annotation | None:
     return Annotation.objects.filter(assignment=assignment).first()
+
+
+def neighbours(assignment: Assignment) -> tuple[Assignment | None, Assignment | None]:
+    """The annotator's items just before and after this one in the round's queue, whatever their
+    status (done, skipped or to do): previous / next on the annotation page."""
+    mine = Assignment.objects.filter(annotator_id=assignment.annotator_id, round_id=assignment.round_id)
+    before = mine.filter(position__lt=assignment.position).order_by("-position").first()
+    after = mine.filter(position__gt=assignment.position).order_by("position").first()
+    return before, after
+
+
+def queue_position(assignment: Assignment) -> int:
+    """The 1-based place of this item in the annotator's queue of the round."""
+    before = Assignment.objects.filter(
+        annotator_id=assignment.annotator_id, round_id=assignment.round_id, position__lt=assignment.position
+    ).count()
+    return before + 1
+
+
+def round_for_user(user: AbstractBaseUser, round_id: int) -> Round:
+    """A round the user has items in, else 404 (as ``assignment_for_user``)."""
+    round_ = Round.objects.filter(pk=round_id, assignments__annotator=user).distinct().first()
+    if round_ is None:
+        raise Http404("No such round")
+    return round_
+
+
+def round_items_for_user(user: AbstractBaseUser, round_: Round, *, status: str = "") -> list[Assignment]:
+    """The user's items in a round in queue order, with their texts; only those of a status when
+    one is given. Nobody else's assignments, ever."""
+    qs = Assignment.objects.filter(annotator=user, round=round_).select_related("item").order_by("position")
+    if status:
+        qs = qs.filter(status=status)
+    return list(qs)
+
+
+def round_status_counts(user: AbstractBaseUser, round_: Round) -> dict[str, int]:
+    """{status: how many of the user's items in the round have it}, every status present."""
+    counts = dict.fromkeys(Assignment.Status.values, 0)
+    # order_by() drops the model's ordering, which would otherwise split the groups by position
+    rows = (
+        Assignment.objects.filter(annotator=user, round=round_)
+        .order_by()
+        .values_list("status")
+        .annotate(n=Count("pk"))
+    )
+    counts.update(dict(rows))
+    return counts

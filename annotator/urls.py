@@ -8,6 +8,7 @@ urlpatterns = [
     path("guidelines/", views.guidelines, name="guidelines"),
     path("work/", workspace_views.queue, name="queue"),
     path("work/round/<int:round_id>/next/", workspace_views.round_next, name="round_next"),
+    path("work/round/<int:round_id>/items/", workspace_views.round_items, name="round_items"),
     path("work/a/<int:assignment_id>/", workspace_views.annotate, name="annotate"),
     path("work/a/<int:assignment_id>/preview/", workspace_views.preview, name="preview"),
     path("work/a/<int:assignment_id>/skip/", workspace_views.skip, name="skip"),

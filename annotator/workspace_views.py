@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -14,19 +15,26 @@ from django.views.decorators.http import require_GET, require_POST
 import nsmcore
 from adjudication.rulesets import active_rule_set
 from annotator.guidance import KEYS, slot_groups
-from annotator.models import FLAGS, SLOT_FIELDS, Assignment
+from annotator.models import FLAGS, SLOT_FIELDS, Annotation, Assignment
 from annotator.selectors import (
     annotation_of,
     assignment_for_user,
+    neighbours,
     next_assignment,
     prefill_for,
     queue_for_user,
+    queue_position,
+    round_for_user,
+    round_items_for_user,
     round_progress,
+    round_status_counts,
 )
 from annotator.services import AnnotationInvalid, StaleSave, annotation_submit, assignment_skip
 from nsmcore.schema import SLOTS
 
 DEFAULTS: dict[str, str] = {slot.name: slot.default for slot in SLOTS}
+# what an annotator calls each status of their items
+STATUS_NAMES: dict[str, str] = {"done": "done", "skipped": "skipped", "pending": "to do"}
 
 
 @login_required
@@ -46,6 +54,17 @@ def round_next(request: HttpRequest, round_id: int) -> HttpResponse:
     return redirect("annotate", assignment_id=assignment.pk)
 
 
+class SubmitForm(forms.Form):
+    """The bookkeeping fields of an annotation submit (the slot values are checked by the service).
+
+    ``replace_version`` comes only from the "Replace it with mine" button of a stale-save page: it
+    names the saved version the annotator chose to overwrite after comparing it with theirs."""
+
+    base_version = forms.IntegerField(min_value=0)
+    time_spent_ms = forms.IntegerField(min_value=0, required=False)
+    replace_version = forms.IntegerField(min_value=1, required=False)
+
+
 def _form_values(post: Any) -> dict[str, Any]:
     values: dict[str, Any] = {name: post.get(name, "") for name in SLOT_FIELDS}
     values["residue"] = post.get("residue", "")
@@ -60,12 +79,16 @@ def _page(
     *,
     values: dict[str, Any] | None = None,
     errors: dict[str, Any] | None = None,
-    stale: str = "",
+    saved: Annotation | None = None,
+    base_version: int | None = None,
     status: int = 200,
 ) -> HttpResponse:
+    """The annotation page. ``saved`` is the newer version that refused a stale save: it is shown
+    beside the annotator's values, and the form keeps ``base_version`` (the version it was loaded
+    at) so that a plain submit stays refused until the annotator chooses to replace it."""
     round_ = assignment.round
     prefill = prefill_for(round_, assignment.item_id)
-    annotation = annotation_of(assignment)
+    annotation = saved or annotation_of(assignment)
     if values is None:
         if annotation is not None:
             values = {**annotation.slots(), "residue": annotation.residue, "notes": annotation.notes}
@@ -74,6 +97,8 @@ def _page(
             # Prefilled rounds start at the parser's values, blind ones at the schema defaults.
             values = {**DEFAULTS, **(prefill or {}), "residue": "", "notes": "", "flags": []}
     done, assigned = round_progress(request.user, round_.pk)
+    previous, following = neighbours(assignment)
+    place = queue_position(assignment)
     context = {
         "assignment": assignment,
         "round": round_,
@@ -82,15 +107,32 @@ def _page(
         "values": values,
         "flags": [(f, f in values.get("flags", [])) for f in FLAGS],
         "prefilled": prefill is not None,
-        "base_version": annotation.version if annotation else 0,
+        "base_version": (annotation.version if annotation else 0) if base_version is None else base_version,
         "errors": errors or {},
-        "stale": stale,
+        "saved": saved,
+        "compare": _compare(saved, values) if saved else [],
         "keys": KEYS,
         "done": done,
         "assigned": assigned,
+        "previous": previous,
+        "following": following,
+        "place": place,
         **_preview_context(round_, values),
     }
     return render(request, "annotator/annotate.html", context, status=status)
+
+
+def _compare(saved: Annotation, values: dict[str, Any]) -> list[dict[str, Any]]:
+    """Rows of (field, saved value, my value, differs) for every slot, the residue, the notes
+    and the flags."""
+    rows = [(name, getattr(saved, name), values.get(name, "")) for name in SLOT_FIELDS]
+    rows += [(field, getattr(saved, field), values.get(field, "")) for field in ("residue", "notes")]
+    mine_flags = [f for f in FLAGS if f in values.get("flags", [])]
+    rows.append(("flags", ", ".join(f for f in FLAGS if f in saved.flags), ", ".join(mine_flags)))
+    return [
+        {"field": field, "saved": theirs, "mine": mine, "differs": theirs.strip() != mine.strip()}
+        for field, theirs, mine in rows
+    ]
 
 
 def _preview_context(round_: Any, values: dict[str, Any]) -> dict[str, Any]:
@@ -114,23 +156,28 @@ def annotate(request: HttpRequest, assignment_id: int) -> HttpResponse:
     if request.method != "POST":
         return HttpResponse(status=405)
     values = _form_values(request.POST)
-    try:
-        base_version = int(request.POST.get("base_version", "0"))
-        spent = int(request.POST.get("time_spent_ms", "0") or 0)
-    except ValueError:
-        return _page(request, assignment, values=values, errors={"form": "bad form data; reload"}, status=400)
+    meta = SubmitForm(request.POST)
+    if not meta.is_valid():
+        errors = {field: "; ".join(problems) for field, problems in meta.errors.items()}
+        return _page(request, assignment, values=values, errors=errors, status=400)
+    loaded_at = meta.cleaned_data["base_version"]
+    replace = meta.cleaned_data["replace_version"]
     try:
         annotation_submit(
             assignment=assignment,
             user=request.user,
             values=values,
-            base_version=base_version,
-            time_spent_ms=spent,
+            # Only the explicit "Replace it with mine" overwrites the version it was shown.
+            base_version=replace if replace is not None else loaded_at,
+            time_spent_ms=meta.cleaned_data["time_spent_ms"] or 0,
         )
     except StaleSave as stale:
-        return _page(request, assignment, values=values, stale=str(stale), status=409)
+        return _page(
+            request, assignment, values=values, saved=stale.current, base_version=loaded_at, status=409
+        )
     except AnnotationInvalid as invalid:
-        return _page(request, assignment, values=values, errors=invalid.errors, status=400)
+        errors = invalid.errors
+        return _page(request, assignment, values=values, errors=errors, base_version=loaded_at, status=400)
     following = next_assignment(request.user, assignment.round_id, after=assignment.position)
     if following is None:
         messages.success(request, f"Round {assignment.round.name}: every item is done. Thank you!")
@@ -165,3 +212,30 @@ def history(request: HttpRequest, assignment_id: int) -> HttpResponse:
     annotation = annotation_of(assignment)
     revisions = list(annotation.revisions.all()) if annotation else []
     return render(request, "annotator/history.html", {"assignment": assignment, "revisions": revisions})
+
+
+class ItemFilter(forms.Form):
+    status = forms.ChoiceField(
+        choices=[("", "all"), *((s.value, STATUS_NAMES[s.value]) for s in Assignment.Status)], required=False
+    )
+
+
+@login_required
+@require_GET
+def round_items(request: HttpRequest, round_id: int) -> HttpResponse:
+    """The annotator's own items in a round (done, skipped, to do), filterable by status; htmx
+    swaps the list alone when the filter changes."""
+    round_ = round_for_user(request.user, round_id)
+    filters = ItemFilter(request.GET)
+    valid = filters.is_valid()
+    status = filters.cleaned_data["status"] if valid else ""
+    mine = round_items_for_user(request.user, round_, status=status) if valid else []
+    rows = [(a, a.item.text_for(round_.text_field), STATUS_NAMES[a.status]) for a in mine]
+    context = {
+        "round": round_,
+        "filters": filters,
+        "rows": rows,
+        "counts": round_status_counts(request.user, round_),
+    }
+    template = "annotator/_round_items.html" if request.htmx else "annotator/round_items.html"
+    return render(request, template, context, status=200 if valid else 400)

@@ -7,12 +7,12 @@
   const slots = Array.from(form.querySelectorAll("fieldset.slotset"));
   let current = 0;
 
-  function focusSlot(i) {
+  function focusSlot(i, scroll = true) {
     current = Math.max(0, Math.min(slots.length - 1, i));
     slots.forEach((s, k) => s.classList.toggle("current", k === current));
     const checked = slots[current].querySelector("input:checked") || slots[current].querySelector("input");
     checked.focus({ preventScroll: true });
-    slots[current].scrollIntoView({ block: "nearest" });
+    if (scroll) slots[current].scrollIntoView({ block: "nearest" });
   }
 
   function markPrefill(fieldset) {
@@ -26,14 +26,39 @@
     state.textContent = changed ? "changed from " + pre : "prefilled";
   }
 
+  function markCurrent(i) {
+    current = i;
+    slots.forEach((s, k) => s.classList.toggle("current", k === i));
+  }
+
+  // A current slot shows its values' help, which moves them. A mouse or touch press focuses the
+  // radio before the click lands, so mark the slot only once the click is done: otherwise the
+  // value moves away from under the pointer and the click chooses nothing.
+  let pressed = false;
+  let deferred = null;
+  document.addEventListener("pointerdown", () => { pressed = true; }, true);
+  document.addEventListener("pointerup", () => {
+    pressed = false;
+    if (deferred !== null) {
+      const i = deferred;
+      deferred = null;
+      setTimeout(() => markCurrent(i), 0);  // after this press's click event
+    }
+  }, true);
+
   slots.forEach((fieldset, i) => {
-    fieldset.addEventListener("focusin", () => { current = i; slots.forEach((s, k) => s.classList.toggle("current", k === i)); });
+    fieldset.addEventListener("focusin", () => { if (pressed) { deferred = i; } else { markCurrent(i); } });
     fieldset.addEventListener("change", () => markPrefill(fieldset));
   });
 
   form.addEventListener("submit", () => {
     form.querySelector("input[name=time_spent_ms]").value = String(Date.now() - started);
   });
+
+  function submitsOnEnter(target) {
+    if (target === document.body || target === document.documentElement) return true;
+    return form.contains(target) && target.matches("input[type=radio], input[type=checkbox], fieldset");
+  }
 
   function toggleFlag(name) {
     const box = form.querySelector('input[name=flags][value="' + name + '"]');
@@ -43,7 +68,11 @@
   document.addEventListener("keydown", (event) => {
     const target = event.target;
     const typing = target.tagName === "TEXTAREA" || (target.tagName === "INPUT" && target.type === "text");
-    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); form.requestSubmit(); return; }
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+      // Ctrl+Enter also submits from the residue and notes, but, like Enter, not from a link.
+      if ((typing && form.contains(target)) || submitsOnEnter(target)) { event.preventDefault(); form.requestSubmit(); }
+      return;
+    }
     if (typing) {
       if (event.key === "Escape") { target.blur(); focusSlot(current); }
       return;
@@ -57,7 +86,11 @@
       const radio = radios[Number(key) - 1];
       if (radio) { event.preventDefault(); radio.click(); focusSlot(current + 1); }
     }
-    else if (key === "Enter") { event.preventDefault(); form.requestSubmit(); }
+    else if (key === "Enter") {
+      // Enter submits only from the form's own choices or the page itself: on a link or a
+      // button (History, Skip, the menu) it does what that element does, never a save.
+      if (submitsOnEnter(target)) { event.preventDefault(); form.requestSubmit(); }
+    }
     else if (key === "r") { event.preventDefault(); document.getElementById("residue").focus(); }
     else if (key === "n") { event.preventDefault(); document.getElementById("notes").focus(); }
     else if (key === "t") { toggleFlag("two-construals"); }
@@ -66,6 +99,16 @@
     else if (key === "x") { event.preventDefault(); document.getElementById("skip-form").requestSubmit(); }
   });
 
-  focusSlot(0);
+  // On a desktop width the item text sticks to the top while the slots scroll under it; the slots
+  // scroll into view below it (scroll-margin-top in app.css reads this height).
+  const itemText = document.getElementById("item-text");
+  if (itemText && "ResizeObserver" in window) {
+    new ResizeObserver(() => {
+      document.documentElement.style.setProperty("--item-text-h", itemText.offsetHeight + "px");
+    }).observe(itemText);
+  }
+
+  // A refused save opens on its comparison, above the slots: do not scroll it away.
+  focusSlot(0, !document.getElementById("stale"));
   form.dataset.ready = "true";  // keys work from here on (tests wait for it)
 })();
