@@ -170,6 +170,9 @@ NSM_CONVENTION_MAJORITY = env_float("NSM_CONVENTION_MAJORITY", 0.5)
 # The NLI verifier: any sequence-classification NLI checkpoint, by hub name or local folder
 # (docs/verifier.md). Its entailment label is read from the model's config.
 NSM_VERIFIER_MODEL = env_str("NSM_VERIFIER_MODEL", "MoritzLaurer/DeBERTa-v3-large-mnli-fever-anli-ling-wanli")
+# A hub name not yet in the local Hugging Face cache is downloaded by the job only when this is
+# on; off, such a model is refused at once (offline, a download retries for half a minute).
+NSM_VERIFIER_DOWNLOAD = env_bool("NSM_VERIFIER_DOWNLOAD", False)
 NSM_VERIFIER_DEVICE = env_str("NSM_VERIFIER_DEVICE", "auto")
 NSM_VERIFIER_BATCH_SIZE = env_int("NSM_VERIFIER_BATCH_SIZE", 32)
 NSM_VERIFIER_THRESHOLD = env_float("NSM_VERIFIER_THRESHOLD", 0.5)
