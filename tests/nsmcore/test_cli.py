@@ -200,3 +200,15 @@ def test_an_illegal_parse_result_is_checked_as_illegal_not_skipped():
     assert code == 1 and json.loads(out)["legal"] is False and "line 1" in err
     code, out, _ = run(["route"], jsonl(record))
     assert code == 0 and json.loads(out)["abstention_type"] == "illegal" and json.loads(out)["id"] == "x"
+
+
+def test_the_docs_give_the_selfcheck_counts_the_program_prints():
+    code, out, _ = run(["selfcheck", "--json"])
+    assert code == 0
+    checked = {section["name"]: section["checked"] for section in json.loads(out)["sections"]}
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    guide = " ".join((ROOT / "docs" / "nsmcore.md").read_text().split())
+    for text in (readme, guide):
+        assert f"{checked['canonical self-checks']} canonical checks" in text
+        assert f"{checked['slot-flip consistency']} slot flips" in text
+        assert f"{checked['renderer grammar']} renderer frames" in text
