@@ -176,3 +176,19 @@ def test_a_model_that_cannot_be_loaded_fails_the_verify_job_with_the_setting_nam
     assert "set NSM_VERIFIER_MODEL to a local NLI model folder" in job.error
     page = client.get(response["Location"]).content.decode()
     assert page.count("no entailment label") == 1
+
+
+def test_a_refused_cancel_is_said_once_in_the_fragment_and_not_again_on_the_next_page(
+    client, admin_user, one_job_of_each_kind
+):
+    prefill, _, _ = one_job_of_each_kind  # done: nothing to cancel
+    client.force_login(admin_user)
+    response = client.post(f"/jobs/{prefill.pk}/cancel/", HTTP_HX_REQUEST="true")
+    assert response.status_code == 200  # htmx swaps the fragment, reason included
+    fragment = response.content.decode()
+    assert 'id="job-status"' in fragment and "<html" not in fragment
+    assert fragment.count("only a queued or running job can be cancelled") == 1
+    prefill.refresh_from_db()
+    assert prefill.status == "done"
+    page = client.get(f"/jobs/{prefill.pk}/").content.decode()
+    assert "only a queued or running job can be cancelled" not in page  # no stale message later
