@@ -1,9 +1,7 @@
 #!/usr/bin/env python
-import os
 import sys
 
 if __name__ == "__main__":
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.dev")
-    from django.core.management import execute_from_command_line
+    from config.cli import main
 
-    execute_from_command_line(sys.argv)
+    sys.exit(main())

@@ -63,6 +63,38 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def env_choice(name: str, default: str, choices: tuple[str, ...] | list[str]) -> str:
+    value = os.environ.get(name, default)
+    if value not in choices:
+        raise ConfigError(f"{name}={value!r} is not one of {', '.join(choices)}")
+    return value
+
+
+def env_model(name: str, default: str = "") -> str:
+    """A model setting: a Hugging Face model name, or a local folder, which must be there (a typo
+    in a path must not surface as a failed job hours later). Empty is allowed."""
+    value = os.environ.get(name, default).strip()
+    if value.startswith(("/", "./", "../", "~")) and not Path(value).expanduser().is_dir():
+        raise ConfigError(
+            f"{name}={value!r}: no model folder at {value}; give a local model folder, a Hugging Face "
+            "model name, or nothing"
+        )
+    return value
+
+
+def env_rule_set(name: str, default: str) -> str:
+    """A rule set setting: a bundled version ("1") or a rule set JSON file, loaded here so that a
+    bad one stops the start instead of every page that routes."""
+    from nsmcore.mapper import RuleSetError, load_rule_set
+
+    value = os.environ.get(name, default)
+    try:
+        load_rule_set(value)
+    except RuleSetError as error:
+        raise ConfigError(f"{name}={value!r}: {error}") from None
+    return value
+
+
 # Reads through a memory map instead of a read() per page: the export reads its whole corpus by
 # index lookups, and this alone makes those reads a third faster. Per connection; the file's
 # journal mode is left as it is.

@@ -36,17 +36,19 @@ SCHEMA_NAME = "record.schema.json"
 def export_start(
     *, user, round_: Round | None = None, model: str = "", verify: bool = True, enqueue: bool = True
 ) -> Job:
-    """Create an export job for the whole gold corpus or one round's gold. With ``verify``, the
-    NLI model is checked (its config) before the job exists; without it, lines carry no
+    """Create an export job for the whole gold corpus or one round's gold. With ``verify``, a
+    model that cannot be there (no folder, a hub name not cached) is refused before the job
+    exists; one that cannot be loaded fails the job, at once. Without ``verify``, lines carry no
     entailment judgement and the manifest says so."""
-    from jobs.verification import verifier_check
+    from jobs.verification import WITHOUT_VERIFICATION, verifier_available
 
-    model = (model or settings.NSM_VERIFIER_MODEL) if verify else ""
     if verify:
         try:
-            verifier_check(model)
+            model = verifier_available(model)
         except VerifierUnavailable as error:
-            raise JobError(f"{error} (or export without verification)") from None
+            raise JobError(f"{error}, {WITHOUT_VERIFICATION}") from None
+    else:
+        model = ""
     gold = GoldItem.objects.filter(status=GoldItem.Status.RESOLVED)
     if round_ is not None:
         gold = gold.filter(round=round_)
@@ -188,7 +190,7 @@ def run_export(job: Job) -> bool:
     from jobs.verification import verifier_build
 
     params = job.params
-    verifier = verifier_build(params["model"]) if params.get("verify") else None
+    verifier = verifier_build(params["model"], exporting=True) if params.get("verify") else None
     if verifier is not None:
         Job.objects.filter(pk=job.pk).update(parser_name=verifier.model_id, parser_version=verifier.revision)
     Job.objects.filter(pk=job.pk).update(done=0)

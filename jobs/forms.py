@@ -5,6 +5,7 @@ from django.conf import settings
 
 from annotator.models import ItemSet, Round
 from jobs.parsers import backend_choices
+from jobs.verification import verifier_setting_problem
 
 
 def target_choices() -> list[tuple[str, list[tuple[str, str]]]]:
@@ -68,6 +69,17 @@ class VerifyForm(TargetMixin, forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["target"].choices = target_choices()
         self.fields["parser"].initial = "lexical"
+        #: why verification is off (no usable NLI model configured), naming the setting; or None
+        self.verify_off = verifier_setting_problem()
+        if self.verify_off:
+            for field in self.fields.values():
+                field.disabled = True
+
+    def clean(self):
+        if self.verify_off:
+            # the form is shown disabled; a POST anyway gets the reason instead of a job
+            raise forms.ValidationError(self.verify_off)
+        return super().clean()
 
 
 class ExportForm(forms.Form):
@@ -86,3 +98,14 @@ class ExportForm(forms.Form):
     model = forms.CharField(
         required=False, max_length=250, help_text="NLI model name or local path; empty: NSM_VERIFIER_MODEL"
     )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        #: why verification is off (no usable NLI model configured), naming the setting; or None
+        self.verify_off = verifier_setting_problem()
+        if self.verify_off:
+            # Off and unticked: a disabled field takes its initial value whatever is posted, so
+            # the export runs without verification instead of waiting on a model that is not there.
+            self.fields["verify"].initial = False
+            self.fields["verify"].disabled = True
+            self.fields["model"].disabled = True

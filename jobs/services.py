@@ -108,18 +108,17 @@ def job_verify_start(
     text_field: str = "",
     enqueue: bool = True,
 ) -> Job:
-    """Verify a parser's explications over an item set, or a round's gold. The model is checked
-    (its config, not its weights) before the job is created: a missing model or one without an
-    entailment label is refused here, with the reason."""
-    from jobs.verification import GOLD, verifier_check
+    """Verify a parser's explications over an item set, or a round's gold. Only what is known
+    without loading the model is refused here (no model folder, a hub name not cached): this runs
+    in a web request. A model that cannot be loaded fails the job, at once, with the reason."""
+    from jobs.verification import GOLD, verifier_available
 
     if (item_set is None) == (round_ is None):
         raise JobError("choose an item set (with a parser) or a round (its gold), not both")
     if item_set is not None and not parser:
         raise JobError("choose the parser whose explications are verified")
-    model = model or settings.NSM_VERIFIER_MODEL
     try:
-        verifier_check(model)
+        model = verifier_available(model)
     except VerifierUnavailable as error:
         raise JobError(str(error)) from None
     source = GOLD if round_ is not None else parser

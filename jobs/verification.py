@@ -5,7 +5,6 @@ revision, text and line, so a second run costs no forward pass and a resumed run
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -17,7 +16,7 @@ from jobs.models import Job, LineVerification
 from jobs.services import job_stopped
 from nsmcore.render import render
 from nsmcore.schema import Explication
-from nsmcore.verifier import LineScore, Verifier, VerifierUnavailable, item_score, label_indexes
+from nsmcore.verifier import LineScore, Verifier, VerifierUnavailable, item_score, model_unavailable
 
 GOLD = "gold"
 
@@ -54,30 +53,57 @@ class DbCache:
         )  # fmt: skip
 
 
-def verifier_check(model: str) -> None:
-    """Refuse, before any job starts, a model that is missing or cannot be a verifier: its config
-    is read (cheap; no weights) and must name an entailment label."""
-    from transformers import AutoConfig
+SETTING = "NSM_VERIFIER_MODEL"
+HOW_TO_SET = f"set {SETTING} to a local NLI model folder (docs/verifier.md)"
+WITHOUT_VERIFICATION = (
+    "or export without verification (untick \u201cVerify every line\u201d on the Exports page, "
+    "or `manage.py export_corpus --no-verify`)"
+)
 
+
+def verifier_setting_problem() -> str | None:
+    """Why the configured verifier model cannot be used here, naming the setting; None when it
+    can. Cheap (no weights, no network): the pages ask it to switch verification off."""
+    model = settings.NSM_VERIFIER_MODEL
+    problem = model_unavailable(model, download=settings.NSM_VERIFIER_DOWNLOAD)
+    if problem is None:
+        return None
+    if problem.startswith(model):  # "X is not in the cache": the setting names X already
+        problem = problem[len(model) :].lstrip()
+    shown = f"{SETTING}={model}" if model else f"{SETTING} is empty"
+    return f"no usable NLI model: {shown}: {problem}; {HOW_TO_SET}"
+
+
+def verifier_available(model: str) -> str:
+    """The model a job will use (``model`` or the setting), refused at once, without loading it,
+    when it cannot be there: a missing folder, a hub name not cached while downloads are off.
+    Whether it loads, and has an entailment label, the job finds out."""
     if not model:
-        raise VerifierUnavailable("no model given: set NSM_VERIFIER_MODEL to a name or a local path")
-    if model.startswith(("/", "./", "../", "~")) and not Path(model).expanduser().is_dir():
-        raise VerifierUnavailable(f"cannot load the NLI model: no model folder at {model}")
+        problem = verifier_setting_problem()
+        if problem:
+            raise VerifierUnavailable(problem)
+        return settings.NSM_VERIFIER_MODEL
+    problem = model_unavailable(model, download=settings.NSM_VERIFIER_DOWNLOAD)
+    if problem:
+        raise VerifierUnavailable(f"cannot use the NLI model {model}: {problem}")
+    return model
+
+
+def verifier_build(model: str = "", *, exporting: bool = False) -> Verifier:
+    """The worker's verifier. A model that cannot be loaded fails here, at once (a hub name is
+    read from the local cache unless NSM_VERIFIER_DOWNLOAD is on), with one message saying what to
+    set, and for an export how to go on without verification."""
     try:
-        config = AutoConfig.from_pretrained(model)
-    except (OSError, ValueError) as error:
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise VerifierUnavailable(f"cannot load the NLI model {model!r}: {first}") from None
-    label_indexes(config.id2label)
-
-
-def verifier_build(model: str = "") -> Verifier:
-    return Verifier(
-        model or settings.NSM_VERIFIER_MODEL,
-        device=settings.NSM_VERIFIER_DEVICE,
-        batch_size=settings.NSM_VERIFIER_BATCH_SIZE,
-        threshold=settings.NSM_VERIFIER_THRESHOLD,
-    )
+        return Verifier(
+            model or settings.NSM_VERIFIER_MODEL,
+            device=settings.NSM_VERIFIER_DEVICE,
+            batch_size=settings.NSM_VERIFIER_BATCH_SIZE,
+            threshold=settings.NSM_VERIFIER_THRESHOLD,
+            local_files_only=not settings.NSM_VERIFIER_DOWNLOAD,
+        )
+    except VerifierUnavailable as error:
+        hint = f"{HOW_TO_SET}, {WITHOUT_VERIFICATION}" if exporting else HOW_TO_SET
+        raise VerifierUnavailable(f"{error}. To fix it, {hint}.") from None
 
 
 def explications_for(job: Job) -> list[tuple[int, str, list[dict[str, str]]]]:

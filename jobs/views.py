@@ -110,12 +110,19 @@ def job_status(request: HttpRequest, job_id: int) -> HttpResponse:
 @require_role(ADMIN)
 def job_cancel_view(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(Job, pk=job_id)
+    refused = ""
     try:
         job = job_cancel(job=job)
     except JobError as error:
-        messages.error(request, str(error))
+        refused = str(error)
     if request.htmx:
-        return job_status(request, job_id)
+        # the reason goes into the swapped fragment: a flash message would only show on some later
+        # page, beside whatever that page says
+        job = get_object_or_404(Job.objects.select_related("item_set", "round"), pk=job_id)
+        context = {**_status_context(job), "refused": refused}
+        return render(request, "jobs/_status.html", context)
+    if refused:
+        messages.error(request, refused)
     return redirect("job_detail", job_id)
 
 

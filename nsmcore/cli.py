@@ -16,6 +16,7 @@ from typing import IO, Any
 from nsmcore.legality import check
 from nsmcore.mapper import RuleSetError, load_rule_set, route_batch
 from nsmcore.parsers import BACKENDS, ParserUnavailable, make_parser
+from nsmcore.parsers.lexical import CueListError
 from nsmcore.regression import run_suite
 from nsmcore.render import render
 from nsmcore.space import regions
@@ -27,9 +28,24 @@ class InputError(Exception):
     """The input cannot be read; reported on stderr with exit code 2."""
 
 
-def read_jsonl(stream: IO[str], name: str) -> Iterator[tuple[int, Any]]:
-    """(line number, parsed object) for every non-blank line."""
-    for number, line in enumerate(stream, start=1):
+def decode_line(raw: bytes | str, name: str, number: int) -> str:
+    """One input line as text: UTF-8 (a byte-order mark on the first line is dropped), or an
+    InputError naming the line, the byte and its column."""
+    if isinstance(raw, str):
+        return raw
+    try:
+        return raw.decode("utf-8-sig" if number == 1 else "utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(
+            f"{name}:{number}: not UTF-8 text (byte 0x{raw[error.start]:02x} at column {error.start + 1}); "
+            "convert the file first, e.g. iconv -f latin1 -t utf-8"
+        ) from None
+
+
+def read_jsonl(stream: IO[str] | IO[bytes], name: str) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed object) for every non-blank line of a text or a byte stream."""
+    for number, raw in enumerate(stream, start=1):
+        line = decode_line(raw, name, number)
         if not line.strip():
             continue
         try:
@@ -39,10 +55,14 @@ def read_jsonl(stream: IO[str], name: str) -> Iterator[tuple[int, Any]]:
 
 
 def _split_kept(obj: Any, keep: list[str]) -> tuple[dict[str, Any], Any]:
-    """Move record identifiers (``--keep``) out of the object so the schema sees only slots."""
+    """Move record identifiers (``--keep``) out of the object so the schema sees only slots. A
+    record written by ``parse`` (its explication under ``explication``) gives that explication,
+    so ``parse | route`` needs no reshaping; None there (an unreadable reply) is illegal."""
     if not isinstance(obj, dict):
         return {}, obj
     kept = {k: obj[k] for k in keep if k in obj}
+    if "explication" in obj and (obj["explication"] is None or isinstance(obj["explication"], dict)):
+        return kept, obj["explication"]
     rest = {k: v for k, v in obj.items() if k not in kept}
     return kept, rest
 
@@ -50,10 +70,11 @@ def _split_kept(obj: Any, keep: list[str]) -> tuple[dict[str, Any], Any]:
 def _records(args: argparse.Namespace) -> list[tuple[int, dict[str, Any], Any]]:
     keep = [k for k in args.keep.split(",") if k]
     if args.file == "-":
-        rows = list(read_jsonl(sys.stdin, "<stdin>"))
+        # bytes, so that the line numbers of text that is not UTF-8 can be named
+        rows = list(read_jsonl(getattr(sys.stdin, "buffer", sys.stdin), "<stdin>"))
     else:
         try:
-            with open(args.file, encoding="utf-8") as stream:
+            with open(args.file, "rb") as stream:
                 rows = list(read_jsonl(stream, args.file))
         except OSError as error:
             raise InputError(f"{args.file}: cannot read: {error.strerror}") from None
@@ -234,7 +255,7 @@ def main(argv: list[str] | None = None, out: IO[str] | None = None, err: IO[str]
             out.write(json.dumps(record_schema(), indent=2) + "\n")
             return 0
         return cmd_selfcheck(args, out)
-    except (InputError, RuleSetError, ParserUnavailable) as error:
+    except (InputError, RuleSetError, ParserUnavailable, CueListError) as error:
         err.write(f"error: {error}\n")
         return 2
     except BrokenPipeError:

@@ -201,6 +201,10 @@ def load_rule_set(spec: str | Path | None = None) -> RuleSet:
             doc = json.loads(path.read_text("utf-8"))
         except FileNotFoundError as error:
             raise RuleSetError(f"{path}: no such file") from error
+        except UnicodeDecodeError as error:
+            raise RuleSetError(f"{path}: not UTF-8 text (byte at offset {error.start})") from None
+        except OSError as error:
+            raise RuleSetError(f"{path}: cannot read: {error.strerror}") from None
         except json.JSONDecodeError as error:
             raise RuleSetError(f"{path}: not valid JSON ({error})") from error
         return parse_rule_set(doc, source=str(path))

@@ -67,6 +67,41 @@ def label_indexes(id2label: dict[Any, str]) -> tuple[int, int | None, int | None
     return found["entail"], found.get("neutral"), found.get("contradict")
 
 
+def is_local_path(model: str) -> bool:
+    """A model given as a folder (absolute, relative with ./ or ../, or under ~), not a hub name."""
+    return model.startswith(("/", "./", "../", "~"))
+
+
+def model_unavailable(model: str, *, download: bool = False) -> str | None:
+    """Why ``model`` cannot be loaded here, or None when it may be: a local folder with a
+    ``config.json``, or a hub name already in this machine's Hugging Face cache (any hub name when
+    ``download`` is allowed). Reads no weights and never touches the network, so a web request
+    can ask it: loading a hub model that is not cached retries for half a minute offline."""
+    if not model:
+        return "no model given"
+    if is_local_path(model):
+        folder = Path(model).expanduser()
+        if not folder.is_dir():
+            return f"no model folder at {model}"
+        if not (folder / "config.json").is_file():
+            return f"{model} holds no config.json: not a model folder"
+        return None
+    if download:
+        return None
+    try:
+        from huggingface_hub import try_to_load_from_cache
+        from huggingface_hub.utils import HFValidationError
+    except ImportError:  # pragma: no cover - installed with transformers
+        return "huggingface_hub is not installed"
+    try:
+        cached = try_to_load_from_cache(model, "config.json")
+    except HFValidationError:
+        return f"{model} is neither a model folder nor a Hugging Face model name"
+    if not isinstance(cached, str):
+        return f"{model} is not in the local Hugging Face cache and downloads are off"
+    return None
+
+
 def item_score(scores: Iterable[LineScore], threshold: float = DEFAULT_THRESHOLD) -> float | None:
     scores = list(scores)
     if not scores:
@@ -84,7 +119,10 @@ class Verifier:
         threshold: float = DEFAULT_THRESHOLD,
         max_length: int = 512,
         revision: str | None = None,
+        local_files_only: bool = False,
     ):
+        """``local_files_only``: load a hub name from the local cache only, failing at once when
+        it is not there (the default may download it, and retries for half a minute offline)."""
         try:
             import torch
             from transformers import AutoModelForSequenceClassification, AutoTokenizer
@@ -92,7 +130,7 @@ class Verifier:
             raise VerifierUnavailable(f"the verifier needs torch and transformers: {error}") from None
         if not model:
             raise VerifierUnavailable("no model given: set NSM_VERIFIER_MODEL to a name or a local path")
-        if model.startswith(("/", "./", "../", "~")) and not Path(model).expanduser().is_dir():
+        if is_local_path(model) and not Path(model).expanduser().is_dir():
             raise VerifierUnavailable(f"cannot load the NLI model: no model folder at {model}")
         self._torch = torch
         self.model_id = model
@@ -101,10 +139,11 @@ class Verifier:
         )
         self.batch_size = max(1, batch_size)
         self.threshold = threshold
+        options = {"revision": revision, "local_files_only": local_files_only}
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(model, revision=revision)
-            self.model = AutoModelForSequenceClassification.from_pretrained(model, revision=revision)
-        except (OSError, ValueError) as error:
+            self.tokenizer = AutoTokenizer.from_pretrained(model, **options)
+            self.model = AutoModelForSequenceClassification.from_pretrained(model, **options)
+        except (OSError, ValueError, KeyError, RuntimeError) as error:  # a broken folder raises any
             first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             raise VerifierUnavailable(f"cannot load the NLI model {model!r}: {first}") from None
         self.entail, self.neutral, self.contradict = label_indexes(self.model.config.id2label)

@@ -7,14 +7,19 @@ from pathlib import Path
 from config.env import (
     database_identity,
     env_bool,
+    env_choice,
     env_float,
     env_int,
     env_list,
+    env_model,
+    env_rule_set,
     env_str,
     filesystem_broker,
     parse_cache_url,
     parse_database_url,
 )
+from nsmcore.parsers import BACKENDS as PARSER_BACKENDS
+from nsmcore.verifier import DEFAULT_MODEL as DEFAULT_VERIFIER_MODEL
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = BASE_DIR / "var"  # runtime files: the default SQLite database, exports
@@ -126,7 +131,7 @@ SPECTACULAR_SETTINGS = {
 }
 
 # The active rule set of the mapper: a bundled version ("1") or a path to a rule set file.
-NSM_RULE_SET = env_str("NSM_RULE_SET", "1")
+NSM_RULE_SET = env_rule_set("NSM_RULE_SET", "1")
 
 # Background jobs (Celery). With REDIS_URL set, Redis is the broker. Without it, the embedded
 # default: kombu's filesystem transport under var/broker, which needs no server, so `make run`
@@ -149,15 +154,15 @@ NSM_JOB_BATCH_SIZE = env_int("NSM_JOB_BATCH_SIZE", 32)
 
 # The parser: the default backend and each backend's settings (a job may choose another backend
 # and model). See docs/parsers.md.
-NSM_PARSER_BACKEND = env_str("NSM_PARSER_BACKEND", "lexical")
+NSM_PARSER_BACKEND = env_choice("NSM_PARSER_BACKEND", "lexical", PARSER_BACKENDS)
 NSM_LEXICAL_CUES = env_str("NSM_LEXICAL_CUES", "1")
-NSM_PARSER_MODEL = env_str("NSM_PARSER_MODEL", "")
+NSM_PARSER_MODEL = env_model("NSM_PARSER_MODEL", "")
 NSM_PARSER_DEVICE = env_str("NSM_PARSER_DEVICE", "auto")
 NSM_PARSER_BATCH_SIZE = env_int("NSM_PARSER_BATCH_SIZE", 8)
 NSM_OPENAI_BASE_URL = env_str("NSM_OPENAI_BASE_URL", "")
 NSM_OPENAI_MODEL = env_str("NSM_OPENAI_MODEL", "")
 NSM_OPENAI_API_KEY = env_str("NSM_OPENAI_API_KEY", "")
-NSM_OPENAI_MODE = env_str("NSM_OPENAI_MODE", "schema")
+NSM_OPENAI_MODE = env_choice("NSM_OPENAI_MODE", "schema", ("schema", "free"))
 NSM_OPENAI_TIMEOUT = env_int("NSM_OPENAI_TIMEOUT", 60)
 NSM_OPENAI_CONCURRENCY = env_int("NSM_OPENAI_CONCURRENCY", 4)
 NSM_OPENAI_RETRIES = env_int("NSM_OPENAI_RETRIES", 3)
@@ -169,7 +174,10 @@ NSM_CONVENTION_MAJORITY = env_float("NSM_CONVENTION_MAJORITY", 0.5)
 
 # The NLI verifier: any sequence-classification NLI checkpoint, by hub name or local folder
 # (docs/verifier.md). Its entailment label is read from the model's config.
-NSM_VERIFIER_MODEL = env_str("NSM_VERIFIER_MODEL", "MoritzLaurer/DeBERTa-v3-large-mnli-fever-anli-ling-wanli")
+NSM_VERIFIER_MODEL = env_model("NSM_VERIFIER_MODEL", DEFAULT_VERIFIER_MODEL)
+# A hub name not yet in the local Hugging Face cache is downloaded by the job only when this is
+# on; off, such a model is refused at once (offline, a download retries for half a minute).
+NSM_VERIFIER_DOWNLOAD = env_bool("NSM_VERIFIER_DOWNLOAD", False)
 NSM_VERIFIER_DEVICE = env_str("NSM_VERIFIER_DEVICE", "auto")
 NSM_VERIFIER_BATCH_SIZE = env_int("NSM_VERIFIER_BATCH_SIZE", 32)
 NSM_VERIFIER_THRESHOLD = env_float("NSM_VERIFIER_THRESHOLD", 0.5)

@@ -63,6 +63,8 @@ def _load_cue_data(cues: str | Path) -> tuple[dict[str, Any], str]:
         return json.loads(path.read_text(encoding="utf-8")), str(path)
     except json.JSONDecodeError as error:
         raise CueListError(f"{path}: malformed JSON: {error.msg} (line {error.lineno})") from None
+    except UnicodeDecodeError as error:
+        raise CueListError(f"{path}: not UTF-8 text (byte at offset {error.start})") from None
 
 
 def compile_cues(data: dict[str, Any], source: str = "cue list") -> list[SlotCues]:

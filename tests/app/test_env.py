@@ -134,3 +134,78 @@ def test_the_app_shares_a_cache_across_processes_and_migrate_empties_it(db):
     cache.set("nsm:round-version:1", "stale", timeout=None)
     call_command("migrate", verbosity=0)
     assert cache.get("nsm:round-version:1") is None
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def manage(tmp_path, *argv: str, **env: str):
+    """``python manage.py ARGV`` as a person runs it, with only the environment given here (and
+    a database of its own, so nothing under var/ is touched)."""
+    import os
+    import subprocess
+    import sys
+
+    keep = {k: v for k, v in os.environ.items() if not k.startswith(("NSM_", "DJANGO_", "DATABASE_"))}
+    keep.pop("DEBUG", None)
+    full = {**keep, "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", **env}
+    return subprocess.run(
+        [sys.executable, "manage.py", *argv], env=full, cwd=ROOT, capture_output=True, text=True,
+        timeout=120, check=False,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "variable, value, says",
+    [
+        ("NSM_RULE_SET", "7", "no bundled rule set version '7'"),
+        ("DEBUG", "maybe", "is not a boolean"),
+        ("NSM_VERIFIER_MODEL", "/models/no-such-nli", "no model folder at /models/no-such-nli"),
+        ("NSM_PARSER_MODEL", "./models/no-such-lm", "no model folder at ./models/no-such-lm"),
+        ("NSM_JOB_BATCH_SIZE", "lots", "is not an integer"),
+        ("NSM_PARSER_BACKEND", "gpt", "one of lexical, transformers, openai"),
+    ],
+)
+def test_a_bad_setting_is_one_line_naming_the_variable_not_a_traceback(tmp_path, variable, value, says):
+    result = manage(tmp_path, "check", **{variable: value})
+    assert result.returncode != 0
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"configuration error: {variable}=") and says in lines[0]
+    assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+def test_good_settings_pass_the_check(tmp_path):
+    result = manage(tmp_path, "check", NSM_RULE_SET="1", DEBUG="no", NSM_VERIFIER_MODEL="")
+    assert result.returncode == 0, result.stderr
+    assert "System check identified no issues" in result.stdout
+
+
+PROJECT_COMMANDS = sorted(
+    path.stem
+    for app in ("annotator", "adjudication", "jobs")
+    for path in (ROOT / app / "management" / "commands").glob("[!_]*.py")
+)
+
+
+def test_the_project_commands_are_the_ones_the_readme_lists():
+    readme = (ROOT / "README.md").read_text()
+    listed = readme[readme.index("Management commands:") :].split("\n\n")[0]
+    assert PROJECT_COMMANDS and all(f"`{name}`" in listed for name in PROJECT_COMMANDS), listed
+
+
+@pytest.mark.parametrize("command", PROJECT_COMMANDS)
+def test_a_command_on_an_unmigrated_database_says_to_migrate(tmp_path, command):
+    empty = tmp_path / "empty.sqlite3"
+    empty.touch()
+    result = manage(tmp_path, command, DATABASE_URL=f"sqlite:///{empty}")
+    assert result.returncode == 1, result.stderr
+    assert result.stderr == "error: the database is not migrated: run `python manage.py migrate`\n"
+    assert result.stdout == "" and empty.stat().st_size == 0  # nothing was created in it
+
+
+def test_migrate_itself_still_runs_on_an_empty_database(tmp_path):
+    empty = tmp_path / "empty.sqlite3"
+    result = manage(tmp_path, "migrate", "--noinput", DATABASE_URL=f"sqlite:///{empty}")
+    assert result.returncode == 0, result.stderr
+    assert manage(tmp_path, "agreement", "--help", DATABASE_URL=f"sqlite:///{empty}").returncode == 0

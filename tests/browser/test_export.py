@@ -96,3 +96,31 @@ def test_an_admin_exports_the_gold_watches_it_and_downloads_the_archive(
     page.click("nav >> text=Exports")
     expect(page.locator("#export-table")).to_contain_text(export.filename)
     expect(page.locator("#export-table")).to_contain_text("dana")
+
+
+def test_without_a_usable_model_an_admin_exports_unverified_and_finds_the_job_in_the_list(
+    page, live_server, login, admin_user, gold, worker, settings
+):
+    settings.NSM_VERIFIER_MODEL = "nobody/no-such-nli-model"  # a hub name this machine has not cached
+    settings.NSM_VERIFIER_DOWNLOAD = False
+    login("dana", "dana-pw")
+    page.click("nav >> text=Exports")
+    expect(page.locator("#verify-off")).to_contain_text("NSM_VERIFIER_MODEL=nobody/no-such-nli-model")
+    box = page.locator("input[name=verify]")
+    expect(box).to_be_disabled()
+    expect(box).not_to_be_checked()
+    page.select_option("select[name=round]", label="gold-run")
+    page.click("#export-form button[type=submit]")
+
+    job = Job.objects.get(kind="export")
+    expect(page).to_have_url(f"{live_server.url}/jobs/{job.pk}/")
+    expect(page.locator("#job-status")).to_have_attribute("data-status", "done", timeout=60_000)
+    expect(page.locator("#job-status")).to_contain_text("Lines exported without verification.")
+    assert Export.objects.get(job=job).verifier == ""
+
+    page.click("text=← All jobs")
+    row = page.locator(f"#job-{job.pk}")
+    expect(row).to_contain_text("EmoExpl export")
+    expect(row).to_contain_text("without verification")
+    expect(row).to_contain_text("done")
+    expect(page.locator("#verify-form button[type=submit]")).to_be_disabled()

@@ -220,13 +220,20 @@ def test_without_verification_the_lines_say_so(gold_round, admin_user):
     assert Export.objects.get(job=job).filename.startswith("emoexpl-all-")
 
 
-def test_unusable_models_and_empty_scopes_are_refused_before_a_job_exists(submitted, admin_user, tmp_path):
-    sentiment = build_tiny_nli(tmp_path / "sentiment", labels=("negative", "positive"))
-    with pytest.raises(JobError, match="no entailment label"):
-        export_start(user=admin_user, round_=submitted, model=str(sentiment))
-    with pytest.raises(JobError, match="no model folder at /models/none"):
+def test_a_missing_model_folder_is_refused_and_an_unloadable_model_fails_the_job(
+    submitted, admin_user, tmp_path
+):
+    with pytest.raises(JobError, match="no model folder at /models/none, or export without verification"):
         export_start(user=admin_user, model="/models/none")
     assert not Job.objects.filter(kind="export").exists()
+    # a folder that exists is loaded by the job, not by the request that starts it
+    sentiment = build_tiny_nli(tmp_path / "sentiment", labels=("negative", "positive"))
+    job = export_start(user=admin_user, round_=submitted, model=str(sentiment), enqueue=False)
+    assert job.status == "queued"
+    job_run(job.pk)
+    job.refresh_from_db()
+    assert job.status == "failed" and "no entailment label" in job.error
+    assert "--no-verify" in job.error and not Export.objects.exists()
 
 
 def test_nothing_to_export_is_said_plainly(prefilled_round, admin_user):
@@ -302,7 +309,8 @@ def test_admins_start_watch_and_download_exports(
     assert gone.status_code == 404
 
 
-def test_the_page_names_a_refused_model(client, gold_round, admin_user):
+def test_the_page_names_a_refused_model(client, gold_round, admin_user, nli_path, settings):
+    settings.NSM_VERIFIER_MODEL = nli_path  # verification is on; the form names a missing folder
     client.force_login(admin_user)
     response = client.post("/exports/", {"round": gold_round.pk, "verify": "on", "model": "/models/none"})
     assert response.status_code == 400

@@ -74,32 +74,38 @@ def test_gold_is_verified_for_a_round(submitted, admin_user, nli_path, settings)
     assert (job.status, job.total, job.summary["items"]) == ("done", 1, 1)
 
 
-def test_unusable_models_are_refused_before_a_job_starts(parsed_set, admin_user, tmp_path):
+def test_missing_models_are_refused_before_a_job_starts_and_unloadable_ones_fail_it(
+    parsed_set, admin_user, tmp_path
+):
     sentiment = build_tiny_nli(tmp_path / "sentiment", labels=("negative", "positive"))
-    with pytest.raises(JobError, match="no entailment label"):
-        job_verify_start(user=admin_user, item_set=parsed_set, parser="lexical", model=str(sentiment))
     with pytest.raises(JobError, match="no model folder at /models/none"):
         job_verify_start(user=admin_user, item_set=parsed_set, parser="lexical", model="/models/none")
     with pytest.raises(JobError, match="choose the parser"):
         job_verify_start(user=admin_user, item_set=parsed_set, model=str(sentiment))
     assert not Job.objects.filter(kind="verify").exists()
+    job = job_verify_start(
+        user=admin_user, item_set=parsed_set, parser="lexical", model=str(sentiment), enqueue=False
+    )
+    job_run(job.pk)
+    job.refresh_from_db()
+    assert job.status == "failed" and "no entailment label" in job.error
+    assert "NSM_VERIFIER_MODEL" in job.error and not LineVerification.objects.exists()
 
 
 def test_the_jobs_page_starts_a_verification_or_names_the_refusal(
-    client, admin_user, parsed_set, nli_path, settings, django_capture_on_commit_callbacks, tmp_path
+    client, admin_user, parsed_set, nli_path, settings, django_capture_on_commit_callbacks
 ):
     settings.NSM_VERIFIER_DEVICE = "cpu"
+    settings.NSM_VERIFIER_MODEL = nli_path
     client.force_login(admin_user)
-    bad = build_tiny_nli(tmp_path / "bad", labels=("yes", "no"))
-    refused = client.post(
-        "/jobs/verify/",
-        {"target": f"set:{parsed_set.pk}", "parser": "lexical", "model": str(bad), "text_field": "text"},
-    )
-    assert refused.status_code == 400 and "no entailment label" in refused.content.decode()
+    missing = {"parser": "lexical", "model": "/models/none", "text_field": "text"}
+    refused = client.post("/jobs/verify/", {"target": f"set:{parsed_set.pk}", **missing})
+    assert refused.status_code == 400
+    assert refused.content.decode().count("no model folder at /models/none") == 1
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(
             "/jobs/verify/",
-            {"target": f"set:{parsed_set.pk}", "parser": "lexical", "model": nli_path, "text_field": "text"},
+            {"target": f"set:{parsed_set.pk}", "parser": "lexical", "model": "", "text_field": "text"},
         )
     job = Job.objects.get(kind="verify")
     assert response.status_code == 302
@@ -107,4 +113,4 @@ def test_the_jobs_page_starts_a_verification_or_names_the_refusal(
     assert 'id="verify-summary"' in page
     assert "lines of 8 items checked" in page
     job.refresh_from_db()
-    assert job.status == "done"
+    assert job.status == "done" and job.params["model"] == nli_path

@@ -126,3 +126,89 @@ def test_python_dash_m_nsmcore_runs_as_a_program():
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["label"] == "pride"
+
+
+def program(argv, stdin: bytes = b"") -> subprocess.CompletedProcess:
+    """``python -m nsmcore ARGV`` as a person runs it, stdin as raw bytes."""
+    return subprocess.run(
+        [sys.executable, "-m", "nsmcore", *argv], input=stdin, capture_output=True, cwd=ROOT, check=False
+    )
+
+
+# the second line holds "café" in Latin-1: one byte 0xe9 that UTF-8 cannot read
+LATIN1 = (json.dumps({"text": "I was happy."}) + "\n" + '{"text": "I was in a caf\xe9."}\n').encode("latin-1")
+
+
+@pytest.mark.parametrize("command", ["route", "render", "check", "parse"])
+def test_a_file_that_is_not_utf8_is_an_input_error_naming_its_line(tmp_path, command):
+    path = tmp_path / "latin1.jsonl"
+    path.write_bytes(LATIN1)
+    for argv, stdin, name in (([command, str(path)], b"", str(path)), ([command], LATIN1, "<stdin>")):
+        result = program(argv, stdin)
+        err = result.stderr.decode()
+        assert result.returncode == 2, err
+        assert "Traceback" not in err and err.count("\n") == 1
+        assert f"{name}:2: not UTF-8 text (byte 0xe9 at column 25)" in err
+        assert result.stdout == b""
+
+
+def test_rule_set_and_cue_files_that_are_not_utf8_are_input_errors(tmp_path):
+    bad = tmp_path / "latin1.json"
+    bad.write_bytes('{"version": "caf\xe9"}'.encode("latin-1"))
+    for argv in (["route", "--rule-set", str(bad)], ["parse", "--cues", str(bad)]):
+        result = program(argv, jsonl({"text": "I was happy."}).encode())
+        err = result.stderr.decode()
+        assert result.returncode == 2 and "Traceback" not in err, err
+        assert f"{bad}: not UTF-8 text" in err and err.count("\n") == 1
+
+
+def test_parse_pipes_straight_into_route_render_and_check(tmp_path):
+    texts = tmp_path / "texts.jsonl"
+    proud = {"id": "a", "text": "I was proud when I won the chess final."}
+    texts.write_text(jsonl(proud, {"id": "b", "text": "It rained."}))
+    parsed = program(["parse", str(texts)])
+    assert parsed.returncode == 0, parsed.stderr.decode()
+    explications = [json.loads(line)["explication"] for line in parsed.stdout.decode().splitlines()]
+
+    routed = program(["route"], parsed.stdout)
+    assert routed.returncode == 0, routed.stderr.decode()
+    rows = [json.loads(line) for line in routed.stdout.decode().splitlines()]
+    assert [r["id"] for r in rows] == ["a", "b"]
+    direct = program(["route"], jsonl(*explications).encode()).stdout.decode().splitlines()
+    assert [{k: v for k, v in r.items() if k != "id"} for r in rows] == [json.loads(x) for x in direct]
+
+    rendered = program(["render"], parsed.stdout)
+    assert rendered.returncode == 0, rendered.stderr.decode()
+    lines = [json.loads(line) for line in rendered.stdout.decode().splitlines()]
+    assert [r["id"] for r in lines] == ["a", "b"] and all(r["lines"] for r in lines[:1])
+
+    checked = program(["check"], parsed.stdout)
+    assert checked.returncode == 0, checked.stderr.decode()
+    assert [json.loads(line)["legal"] for line in checked.stdout.decode().splitlines()] == [True, True]
+
+    # the same through a shell pipe, as the docs show it
+    shell = subprocess.run(
+        f"{sys.executable} -m nsmcore parse {texts} | {sys.executable} -m nsmcore route --keep id",
+        shell=True, capture_output=True, cwd=ROOT, check=False,
+    )  # fmt: skip
+    assert shell.returncode == 0 and shell.stdout == routed.stdout
+
+
+def test_an_illegal_parse_result_is_checked_as_illegal_not_skipped():
+    record = {"id": "x", "parser": "openai:m", "explication": None, "legal": False, "errors": []}
+    code, out, err = run(["check"], jsonl(record))
+    assert code == 1 and json.loads(out)["legal"] is False and "line 1" in err
+    code, out, _ = run(["route"], jsonl(record))
+    assert code == 0 and json.loads(out)["abstention_type"] == "illegal" and json.loads(out)["id"] == "x"
+
+
+def test_the_docs_give_the_selfcheck_counts_the_program_prints():
+    code, out, _ = run(["selfcheck", "--json"])
+    assert code == 0
+    checked = {section["name"]: section["checked"] for section in json.loads(out)["sections"]}
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    guide = " ".join((ROOT / "docs" / "nsmcore.md").read_text().split())
+    for text in (readme, guide):
+        assert f"{checked['canonical self-checks']} canonical checks" in text
+        assert f"{checked['slot-flip consistency']} slot flips" in text
+        assert f"{checked['renderer grammar']} renderer frames" in text

@@ -1,0 +1,194 @@
+"""The jobs pages as an admin sees them: the list with a job of every kind, and the way the
+verify and export forms say that no verifier model is usable instead of hanging a request."""
+
+import pytest
+
+from annotator.sampling import item_set_from_items
+from jobs.models import Job
+from tests.factories import make_items
+
+
+@pytest.fixture
+def one_job_of_each_kind(admin_user, prefilled_round):
+    item_set = item_set_from_items(name="listed", items=make_items(n_copies=1))
+    prefill = Job.objects.create(
+        kind=Job.Kind.PREFILL, status=Job.Status.DONE, scope_key="set|lexical", item_set=item_set,
+        params={"backend": "lexical", "model": "", "mode": "", "text_field": "text", "overwrite": False},
+        parser_name="lexical", parser_version="cues-1", total=4, done=4, created_by=admin_user,
+    )  # fmt: skip
+    verify = Job.objects.create(
+        kind=Job.Kind.VERIFY, status=Job.Status.RUNNING, scope_key="set|verify", item_set=item_set,
+        params={"source": "lexical", "model": "/models/nli", "text_field": "text"}, total=4, done=1,
+        created_by=admin_user,
+    )  # fmt: skip
+    export = Job.objects.create(
+        kind=Job.Kind.EXPORT, status=Job.Status.FAILED, scope_key="all|export", round=prefilled_round,
+        params={"model": "", "verify": False}, error="disk full", created_by=admin_user,
+    )  # fmt: skip
+    return prefill, verify, export
+
+
+def _row(page: str, job: Job) -> str:
+    start = page.index(f'<tr id="job-{job.pk}"')
+    return page[start : page.index("</tr>", start)]
+
+
+def test_the_job_list_shows_a_row_for_every_kind_of_job(client, admin_user, one_job_of_each_kind):
+    prefill, verify, export = one_job_of_each_kind
+    client.force_login(admin_user)
+    response = client.get("/jobs/")
+    assert response.status_code == 200
+    page = response.content.decode()
+    row = _row(page, prefill)
+    assert "parser prefill" in row and "item set listed" in row and "<code>lexical</code>" in row
+    assert "status-done" in row and "4 / 4" in row
+    row = _row(page, verify)
+    assert "NLI verification" in row and "parser <code>lexical</code>" in row
+    assert "model <code>/models/nli</code>" in row and "status-running" in row and "1 / 4" in row
+    row = _row(page, export)
+    assert "EmoExpl export" in row and "round prefilled" in row and "without verification" in row
+    assert "status-failed" in row
+    assert Job.objects.count() == 3
+
+
+@pytest.fixture
+def no_network(monkeypatch):
+    """A page that tried to reach the Hugging Face hub would wait for half a minute offline: any
+    connection attempt fails the test at once instead."""
+    import socket
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the page tried to open a network connection")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+@pytest.fixture
+def uncached_model(settings, no_network):
+    settings.NSM_VERIFIER_MODEL = "nobody/no-such-nli-model"
+    settings.NSM_VERIFIER_DOWNLOAD = False
+    return settings.NSM_VERIFIER_MODEL
+
+
+@pytest.fixture
+def sentiment_model(tmp_path):
+    """A model folder that exists but cannot verify: its labels name no entailment."""
+    pytest.importorskip("torch", reason="torch is in requirements.txt; this guards a partial install")
+    from nsmcore.tiny import build_tiny_nli
+
+    return str(build_tiny_nli(tmp_path / "sentiment", labels=("negative", "positive")))
+
+
+def test_without_a_usable_model_the_export_form_has_verify_off_and_says_why(
+    client, admin_user, gold_round, uncached_model, settings, tmp_path, django_capture_on_commit_callbacks
+):
+    settings.NSM_EXPORT_DIR = tmp_path / "exports"
+    client.force_login(admin_user)
+    page = client.get("/exports/").content.decode()
+    box = page[page.index('name="verify"') - 40 : page.index('name="verify"') + 80]
+    assert "disabled" in box and "checked" not in box
+    assert 'id="verify-off"' in page
+    assert "NSM_VERIFIER_MODEL=nobody/no-such-nli-model" in page
+    assert "is not in the local Hugging Face cache and downloads are off" in page
+
+    # a browser posts no disabled field; a hand-made POST that ticks it changes nothing either
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/exports/", {"round": gold_round.pk, "verify": "on"})
+    assert response.status_code == 302
+    job = Job.objects.get(kind="export")
+    assert job.params == {"model": "", "verify": False} and job.status == "done"
+    detail = client.get(response["Location"]).content.decode()
+    assert "Lines exported without verification." in detail and 'id="export-download"' in detail
+
+
+def test_without_a_usable_model_the_verify_form_is_disabled_and_a_post_is_refused(
+    client, admin_user, prefilled_round, uncached_model
+):
+    client.force_login(admin_user)
+    page = client.get("/jobs/").content.decode()
+    form = page[page.index('id="verify-form"') : page.index("</form>", page.index('id="verify-form"'))]
+    assert form.count("NSM_VERIFIER_MODEL=nobody/no-such-nli-model") == 1
+    assert '<button type="submit" disabled>Start verification</button>' in form
+    assert 'name="target" disabled' in form and 'name="model"' in form
+
+    response = client.post(
+        "/jobs/verify/", {"target": f"round:{prefilled_round.pk}", "model": "", "text_field": "text"}
+    )
+    assert response.status_code == 400
+    assert response.content.decode().count("NSM_VERIFIER_MODEL=nobody/no-such-nli-model") == 1
+    assert not Job.objects.filter(kind="verify").exists()
+
+
+def test_a_refused_model_folder_is_named_once_on_the_export_page(
+    client, admin_user, gold_round, no_network, sentiment_model, settings
+):
+    settings.NSM_VERIFIER_MODEL = sentiment_model  # verification is on; the form names another model
+    client.force_login(admin_user)
+    response = client.post("/exports/", {"round": gold_round.pk, "verify": "on", "model": "/models/none"})
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert page.count("no model folder at /models/none") == 1
+    assert "export without verification" in page
+    assert not Job.objects.exists()
+
+
+def test_a_model_that_cannot_be_loaded_fails_the_export_job_not_the_request(
+    client, admin_user, gold_round, sentiment_model, settings, tmp_path, django_capture_on_commit_callbacks
+):
+    settings.NSM_EXPORT_DIR = tmp_path / "exports"
+    settings.NSM_VERIFIER_MODEL = sentiment_model
+    client.force_login(admin_user)
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        response = client.post("/exports/", {"round": gold_round.pk, "verify": "on", "model": ""})
+    assert response.status_code == 302  # the request only queued the job: nothing was loaded
+    job = Job.objects.get(kind="export")
+    assert job.status == "queued" and len(queued) == 1
+    queued[0]()  # the worker's turn (tasks run inline in the tests)
+    job.refresh_from_db()
+    assert job.status == "failed"
+    assert "no entailment label" in job.error and "NSM_VERIFIER_MODEL" in job.error
+    assert "export without verification" in job.error and "--no-verify" in job.error
+    assert not job.error.startswith("unexpected error")
+    page = client.get(response["Location"]).content.decode()
+    assert page.count("no entailment label") == 1  # the job's error, not again in messages
+    assert 'id="job-error"' in page and 'class="messages"' not in page
+
+
+def test_a_model_that_cannot_be_loaded_fails_the_verify_job_with_the_setting_named(
+    client, admin_user, prefilled_round, sentiment_model, settings, django_capture_on_commit_callbacks
+):
+    from adjudication.gold import gold_sync
+
+    settings.NSM_VERIFIER_MODEL = sentiment_model
+    gold_sync(prefilled_round)
+    client.force_login(admin_user)
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        response = client.post(
+            "/jobs/verify/", {"target": f"round:{prefilled_round.pk}", "model": "", "text_field": "text"}
+        )
+    assert response.status_code == 302
+    job = Job.objects.get(kind="verify")
+    assert job.status == "queued"
+    queued[0]()
+    job.refresh_from_db()
+    assert job.status == "failed" and "no entailment label" in job.error
+    assert "set NSM_VERIFIER_MODEL to a local NLI model folder" in job.error
+    page = client.get(response["Location"]).content.decode()
+    assert page.count("no entailment label") == 1
+
+
+def test_a_refused_cancel_is_said_once_in_the_fragment_and_not_again_on_the_next_page(
+    client, admin_user, one_job_of_each_kind
+):
+    prefill, _, _ = one_job_of_each_kind  # done: nothing to cancel
+    client.force_login(admin_user)
+    response = client.post(f"/jobs/{prefill.pk}/cancel/", HTTP_HX_REQUEST="true")
+    assert response.status_code == 200  # htmx swaps the fragment, reason included
+    fragment = response.content.decode()
+    assert 'id="job-status"' in fragment and "<html" not in fragment
+    assert fragment.count("only a queued or running job can be cancelled") == 1
+    prefill.refresh_from_db()
+    assert prefill.status == "done"
+    page = client.get(f"/jobs/{prefill.pk}/").content.decode()
+    assert "only a queued or running job can be cancelled" not in page  # no stale message later
