@@ -7,6 +7,7 @@ from annotator.models import Item, ParserPrediction, Round
 from annotator.roles import ADJUDICATOR, ADMIN, ANNOTATOR
 from annotator.sampling import item_set_from_items
 from annotator.services import round_create
+from jobs.models import Job
 from tests.factories import PRED, make_items
 
 
@@ -130,3 +131,23 @@ def gold_round(submitted, adjudicator):
     )
     assert GoldItem.objects.filter(round=submitted, status="resolved").count() == 4
     return submitted
+
+
+@pytest.fixture
+def one_job_of_each_kind(admin_user, prefilled_round):
+    item_set = item_set_from_items(name="listed", items=make_items(n_copies=1))
+    prefill = Job.objects.create(
+        kind=Job.Kind.PREFILL, status=Job.Status.DONE, scope_key="set|lexical", item_set=item_set,
+        params={"backend": "lexical", "model": "", "mode": "", "text_field": "text", "overwrite": False},
+        parser_name="lexical", parser_version="cues-1", total=4, done=4, created_by=admin_user,
+    )  # fmt: skip
+    verify = Job.objects.create(
+        kind=Job.Kind.VERIFY, status=Job.Status.RUNNING, scope_key="set|verify", item_set=item_set,
+        params={"source": "lexical", "model": "/models/nli", "text_field": "text"}, total=4, done=1,
+        created_by=admin_user,
+    )  # fmt: skip
+    export = Job.objects.create(
+        kind=Job.Kind.EXPORT, status=Job.Status.FAILED, scope_key="all|export", round=prefilled_round,
+        params={"model": "", "verify": False}, error="disk full", created_by=admin_user,
+    )  # fmt: skip
+    return prefill, verify, export

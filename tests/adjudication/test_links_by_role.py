@@ -3,71 +3,17 @@ every page of a populated round is opened and every internal link on it followed
 
 from __future__ import annotations
 
-from html.parser import HTMLParser
-from urllib.parse import urldefrag, urljoin, urlsplit
+from urllib.parse import urlsplit
 
 import pytest
 from django.urls import reverse
 
 from adjudication.gold import convention_apply, convention_propose, convention_revise, convention_vote
 from adjudication.models import Convention, GoldItem
+from tests.crawl import crawl
 
 # Pages of the area: everything under /adjudicate/ and the rule set page.
 AREA = ("/adjudicate/", "/rules/")
-# Followed for their status only, never crawled: the Django admin and the API browser are not ours.
-NOT_CRAWLED = ("/admin/", "/api/")
-
-
-class _Links(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.hrefs: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "a":
-            href = dict(attrs).get("href")
-            if href:
-                self.hrefs.append(href)
-
-
-def links(html: str, base: str) -> list[str]:
-    parser = _Links()
-    parser.feed(html)
-    out = []
-    for href in parser.hrefs:
-        url = urldefrag(urljoin(base, href)).url
-        parts = urlsplit(url)
-        if parts.scheme in ("", "http") and parts.netloc in ("", "testserver"):
-            out.append(parts.path + (f"?{parts.query}" if parts.query else ""))
-    return out
-
-
-def crawl(client, seeds: list[str]) -> tuple[dict[str, int], list[tuple[str, str, int]]]:
-    """Open the seeds and every page of the area they link to (recursively), check the status of
-    every other internal link once, and return each URL's status and every (page, link, status)
-    where the link answered 403."""
-    status: dict[str, int] = {}
-    edges: list[tuple[str, str]] = []
-    queue = list(seeds)
-    while queue:
-        url = queue.pop(0)
-        if url in status:
-            continue
-        response = client.get(url)
-        status[url] = response.status_code
-        path = urlsplit(url).path
-        html = "text/html" in response.get("Content-Type", "")
-        if response.status_code != 200 or not html or path.startswith(NOT_CRAWLED):
-            continue
-        if path.startswith(AREA) or url in seeds:
-            for link in links(response.content.decode(), url):
-                edges.append((url, link))
-                if urlsplit(link).path.startswith(AREA):
-                    queue.append(link)
-                elif link not in status:
-                    status[link] = client.get(link).status_code
-    refused = [(page, link, status[link]) for page, link in edges if status[link] == 403]
-    return status, refused
 
 
 @pytest.fixture
@@ -102,7 +48,7 @@ def test_no_page_of_the_area_links_its_reader_to_a_refused_page(client, request,
     user = request.getfixturevalue(persona)
     client.force_login(user)
     seeds = [reverse("home"), *area_pages(populated)]
-    status, refused = crawl(client, seeds)
+    status, refused = crawl(client, seeds, area=AREA)
     first = {link: page for page, link, _ in reversed(refused)}  # one example page per refused link
     assert not refused, "\n".join(f"{page} (and others) links to {link}: 403" for link, page in first.items())
     opened = [url for url in status if status[url] == 200 and urlsplit(url).path.startswith(AREA)]
