@@ -1,0 +1,29 @@
+"""A refused or missing page keeps the site around its reader: the menu, the reason and a way on,
+not a bare '403 Forbidden'."""
+
+from django.urls import reverse
+
+
+def test_a_refused_page_says_who_it_is_for_inside_the_site(client, annotator):
+    client.force_login(annotator)
+    response = client.get(reverse("jobs"))
+    assert response.status_code == 403
+    page = response.content.decode()
+    assert "This page is for: admin." in page
+    assert f'href="{reverse("queue")}"' in page  # the reader's own menu is there
+    assert f'href="{reverse("home")}"' in page and "alice" in page
+
+
+def test_an_adjudicator_page_refused_to_an_outsider_names_the_roles(client, outsider):
+    client.force_login(outsider)
+    response = client.get(reverse("adjudicate"))
+    assert response.status_code == 403
+    assert "This page is for: adjudicator, admin." in response.content.decode()
+
+
+def test_a_missing_page_is_a_page_of_the_site(client, annotator):
+    client.force_login(annotator)
+    response = client.get(reverse("annotate", args=[999_999]))
+    assert response.status_code == 404
+    page = response.content.decode()
+    assert "Not found" in page and f'href="{reverse("queue")}"' in page
