@@ -27,3 +27,17 @@ def test_a_missing_page_is_a_page_of_the_site(client, annotator):
     assert response.status_code == 404
     page = response.content.decode()
     assert "Not found" in page and f'href="{reverse("queue")}"' in page
+
+
+def test_the_menu_and_home_offer_each_role_its_own_work(client, annotator, adjudicator, admin_user):
+    client.force_login(adjudicator)
+    page = client.get(reverse("home")).content.decode()
+    assert f'href="{reverse("queue")}"' not in page  # "My work" would only say: nothing assigned
+    assert f'<a class="card" href="{reverse("adjudicate")}">' in page
+    client.force_login(admin_user)
+    page = client.get(reverse("home")).content.decode()
+    for name in ("manage_rounds", "manage_users", "jobs"):
+        assert f'<a class="card" href="{reverse(name)}">' in page, name
+    client.force_login(annotator)
+    page = client.get(reverse("home")).content.decode()
+    assert f'href="{reverse("queue")}"' in page and f'href="{reverse("adjudicate")}"' not in page

@@ -30,6 +30,6 @@ def test_no_page_links_its_reader_to_a_refused_page_or_errs(
         "annotator": {reverse("queue"), reverse("round_items", args=[gold_round.pk])},
         "adjudicator": {reverse("gold_list", args=[gold_round.pk]), reverse("conventions")},
         "admin_user": {reverse(name) for name in ("jobs", "exports", "manage_rounds", "manage_users")},
-        "outsider": {reverse("queue"), reverse("rule_set")},
+        "outsider": {reverse("rule_set"), reverse("guidelines")},
     }[persona]
     assert expected <= opened, expected - opened
