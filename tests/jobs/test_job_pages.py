@@ -170,3 +170,18 @@ def test_a_refused_cancel_is_said_once_in_the_fragment_and_not_again_on_the_next
     assert prefill.status == "done"
     page = client.get(f"/jobs/{prefill.pk}/").content.decode()
     assert "only a queued or running job can be cancelled" not in page  # no stale message later
+
+
+def test_a_queued_job_waits_for_a_worker_instead_of_showing_a_full_bar(client, admin_user, prefilled_round):
+    job = Job.objects.create(
+        kind=Job.Kind.EXPORT, scope_key="all|export", round=prefilled_round,
+        params={"model": "", "verify": False}, created_by=admin_user,
+    )  # fmt: skip
+    client.force_login(admin_user)
+    page = client.get(f"/jobs/{job.pk}/").content.decode()
+    assert "Waiting for a worker to start it" in page
+    assert "(100%)" not in page and 'value="0"' not in page
+    assert 'href="/exports/"' in page  # an export's page leads back to the exports
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING, total=4, done=1)
+    page = client.get(f"/jobs/{job.pk}/status/").content.decode()
+    assert "1 / 4" in page and "(25%)" in page and "Waiting" not in page
