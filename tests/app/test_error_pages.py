@@ -41,3 +41,10 @@ def test_the_menu_and_home_offer_each_role_its_own_work(client, annotator, adjud
     client.force_login(annotator)
     page = client.get(reverse("home")).content.decode()
     assert f'href="{reverse("queue")}"' in page and f'href="{reverse("adjudicate")}"' not in page
+
+
+def test_the_site_has_an_icon(client):
+    response = client.get("/favicon.ico")
+    assert response.status_code == 301 and response["Location"].endswith("favicon.svg")
+    page = client.get(reverse("login")).content.decode()
+    assert 'rel="icon" href="/static/favicon.svg"' in page
