@@ -17,14 +17,18 @@ def prefill_for(round_: Round, item_id_or_item: Any) -> dict[str, str] | None:
     parser must not reach the page at all), or when the parser has no legal prediction."""
     if round_.is_blind or not round_.prefill_parser:
         return None
+    return predicted_explication(round_.prefill_parser, item_id_or_item)
+
+
+def predicted_explication(parser: str, item_id_or_item: Any) -> dict[str, str] | None:
+    """The newest legal explication of one parser for an item, or None."""
     item_id = getattr(item_id_or_item, "pk", item_id_or_item)
-    prediction = (
-        ParserPrediction.objects.filter(item_id=item_id, parser=round_.prefill_parser, legal=True)
+    return (
+        ParserPrediction.objects.filter(item_id=item_id, parser=parser, legal=True)
         .order_by("-created_at")
         .values_list("explication", flat=True)
         .first()
     )
-    return prediction
 
 
 def prefills_for(assignments: list[Assignment]) -> dict[tuple[int, int], dict[str, str]]:

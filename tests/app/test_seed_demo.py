@@ -24,7 +24,7 @@ def test_seed_demo_twice_creates_no_duplicates(settings):
     settings.DEBUG = True
     call_command("seed_demo")
     call_command("seed_demo")
-    assert User.objects.count() == 4
+    assert User.objects.count() == 6
 
 
 def test_seed_demo_refuses_without_debug(settings):
@@ -48,3 +48,25 @@ def test_the_demo_blind_round_is_a_clean_control_for_its_annotators(settings):
     assert prefilled.assignments.count() > 0 and prefilled.assignments.filter(status="pending").exists()
     pilot = Round.objects.get(name="Demo pilot (submitted)")
     assert not pilot.assignments.exclude(status="done").exists()
+
+
+def test_the_demo_pilot_has_a_blind_control_arm_for_the_anchoring_page(settings, client):
+    """The pilot's anchoring page has numbers at once: a blind round over the same items, labelled
+    by two other annotators who never saw the prefill."""
+    from annotator.models import Round
+    from annotator.round_selectors import prefill_overlap
+
+    settings.DEBUG = True
+    call_command("seed_demo")
+    pilot = Round.objects.get(name="Demo pilot (submitted)")
+    control = Round.objects.get(name="Demo pilot blind control (submitted)")
+    assert control.is_blind and control.item_set_id == pilot.item_set_id
+    assert not set(control.pool.values_list("username", flat=True)) & set(
+        pilot.pool.values_list("username", flat=True)
+    )
+    assert prefill_overlap(item_set=control.item_set, annotators=control.pool.all()) == {}
+    assert not control.assignments.exclude(status="done").exists()
+    assert all(a.annotation.prefill is None for a in control.assignments.select_related("annotation"))
+    client.force_login(User.objects.get(username="adjudicator"))
+    page = client.get(f"/adjudicate/rounds/{pilot.pk}/anchoring/", {"control": control.pk}).content.decode()
+    assert "20 items in both rounds" in page

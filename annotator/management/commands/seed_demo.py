@@ -1,5 +1,5 @@
-"""Create the demo users (one per role, two annotators), the demo items with a prefilled and a
-blind round, and print the credentials. Safe to run again: what exists is left as it is."""
+"""Create the demo users (an adjudicator, an admin and four annotators), the demo items with their
+rounds, and print the credentials. Safe to run again: what exists is left as it is."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from annotator.imports import items_import
 from annotator.models import Assignment, Item, Round
 from annotator.roles import ADJUDICATOR, ADMIN, ANNOTATOR
 from annotator.sampling import item_set_from_items
-from annotator.selectors import prefill_for
+from annotator.selectors import predicted_explication
 from annotator.services import annotation_submit, predictions_import, round_create
 from nsmcore.schema import SLOTS
 
@@ -22,11 +22,16 @@ FIXTURES = settings.BASE_DIR / "fixtures"
 DEMO_SOURCE = "demo"
 DEMO_PARSER = "demo-fixture"
 PILOT_ITEMS = 20  # then 10 for the prefilled round and the last 10 for the blind one
+PILOT = "Demo pilot (submitted)"
+PILOT_CONTROL = "Demo pilot blind control (submitted)"
 PREFILLED_ITEMS = 10
 
 DEMO_USERS: tuple[tuple[str, str, str], ...] = (
     ("annotator1", "annotator1-demo", ANNOTATOR),
     ("annotator2", "annotator2-demo", ANNOTATOR),
+    # the blind control arm of the pilot: other people over the same items, never shown a prefill
+    ("annotator3", "annotator3-demo", ANNOTATOR),
+    ("annotator4", "annotator4-demo", ANNOTATOR),
     ("adjudicator", "adjudicator-demo", ADJUDICATOR),
     ("admin", "admin-demo", ADMIN),
 )
@@ -90,34 +95,43 @@ class Command(BaseCommand):
             mode=Round.Mode.BLIND,
         )
         self.stdout.write(
-            f"Demo data: {report.summary()}; rounds 'Demo prefilled' and 'Demo blind' (to annotate) and "
-            "'Demo pilot (submitted)' (both annotators' work done, for the agreement pages)."
+            f"Demo data: {report.summary()}; rounds 'Demo prefilled' and 'Demo blind' (to annotate), "
+            f"'{PILOT}' (both annotators' work done, for the agreement pages) and '{PILOT_CONTROL}' "
+            "(its blind control arm, for the anchoring page)."
         )
 
     def _demo_pilot(self, items: list[Item]) -> None:
-        """A finished prefilled round over the first items, so that the agreement pages have
-        something to show: both annotators start from the parser's prefill and change some slots
-        (seeded), the first more often than the second."""
+        """Two finished rounds over the first items, so that the agreement and anchoring pages have
+        something to show: annotator1 and annotator2 start from the parser's prefill and change
+        some slots (seeded), the first more often than the second; annotator3 and annotator4 label
+        the same items blind (the control arm), simulated as independent readings that land on the
+        parser's value less often."""
         import random
 
         item_set = item_set_from_items(name=f"demo-pilot-{len(items)}", items=items)
-        annotators = list(User.objects.filter(username__in=["annotator1", "annotator2"]).order_by("username"))
-        pilot = round_create(
-            name="Demo pilot (submitted)",
-            item_set=item_set,
-            annotators=annotators,
-            mode=Round.Mode.PREFILLED,
-            prefill_parser=DEMO_PARSER,
-        )
         rng = random.Random(52)
-        for user, change in zip(annotators, (0.07, 0.04), strict=True):
-            for assignment in Assignment.objects.filter(round=pilot, annotator=user).select_related(
-                "item", "round"
-            ):
-                values = dict(prefill_for(pilot, assignment.item) or {})
-                for slot in SLOTS:
-                    if not values or rng.random() < change:
-                        values[slot.name] = rng.choice(slot.values) if values else slot.default
-                annotation_submit(
-                    assignment=assignment, user=user, values=values, base_version=0, time_spent_ms=20_000
-                )
+        arms = (
+            (PILOT, Round.Mode.PREFILLED, ("annotator1", "annotator2"), (0.07, 0.04)),
+            (PILOT_CONTROL, Round.Mode.BLIND, ("annotator3", "annotator4"), (0.2, 0.15)),
+        )
+        for name, mode, usernames, changes in arms:
+            annotators = list(User.objects.filter(username__in=usernames).order_by("username"))
+            round_ = round_create(
+                name=name,
+                item_set=item_set,
+                annotators=annotators,
+                mode=mode,
+                prefill_parser=DEMO_PARSER if mode == Round.Mode.PREFILLED else "",
+            )
+            for user, change in zip(annotators, changes, strict=True):
+                for assignment in Assignment.objects.filter(round=round_, annotator=user).select_related(
+                    "item"
+                ):
+                    # the parser's reading stands in for a reader's (a blind round shows it to nobody)
+                    values = dict(predicted_explication(DEMO_PARSER, assignment.item) or {})
+                    for slot in SLOTS:
+                        if not values or rng.random() < change:
+                            values[slot.name] = rng.choice(slot.values) if values else slot.default
+                    annotation_submit(
+                        assignment=assignment, user=user, values=values, base_version=0, time_spent_ms=20_000
+                    )
