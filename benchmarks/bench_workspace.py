@@ -23,6 +23,7 @@ import statistics
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -30,8 +31,11 @@ from benchmarks.common import figure, pride_slots
 
 ROOT = Path(__file__).resolve().parent.parent
 CROWD = ROOT.parent / "shared" / "data" / "crowd-enVent"
-BENCH_DIR = ROOT / "var" / "bench"
+# Each run its own folder and PostgreSQL database, so two runs on one machine never share one.
+RUN = f"{os.getpid()}_{uuid.uuid4().hex[:6]}"
+BENCH_DIR = ROOT / "var" / "bench" / RUN
 PG_ADMIN = os.environ.get("NSM_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+PG_NAME = f"nsm_bench_{RUN}"
 N_ITEMS, N_ANNOTATORS, N_REQUESTS = 100_000, 20, 300
 
 
@@ -65,12 +69,22 @@ def _fresh_database(kind: str) -> str | None:
         import psycopg
 
         with psycopg.connect(PG_ADMIN, autocommit=True, connect_timeout=3) as conn:
-            conn.execute('DROP DATABASE IF EXISTS "nsm_bench" WITH (FORCE)')
-            conn.execute('CREATE DATABASE "nsm_bench"')
+            conn.execute(f'DROP DATABASE IF EXISTS "{PG_NAME}" WITH (FORCE)')
+            conn.execute(f'CREATE DATABASE "{PG_NAME}"')
     except Exception as error:  # no server: report it and go on with SQLite
         print(f"  PostgreSQL not available ({error}); skipping it")
         return None
-    return PG_ADMIN.rsplit("/", 1)[0] + "/nsm_bench"
+    return f"{PG_ADMIN.rsplit('/', 1)[0]}/{PG_NAME}"
+
+
+def _drop_postgres() -> None:
+    try:
+        import psycopg
+
+        with psycopg.connect(PG_ADMIN, autocommit=True, connect_timeout=3) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{PG_NAME}" WITH (FORCE)')
+    except Exception as error:  # no server: nothing was created
+        print(f"  PostgreSQL database {PG_NAME} not dropped ({error})")
 
 
 def _free_port() -> int:
@@ -212,8 +226,11 @@ def run(quick: bool = False) -> list[dict]:
     if not CROWD.is_dir():
         raise RuntimeError(f"the crowd-enVent copy is expected at {CROWD}")
     figures = []
-    for kind in ("sqlite", "postgres"):
-        figures += _import(kind)
-        figures += _latency(kind, quick)
-    shutil.rmtree(BENCH_DIR, ignore_errors=True)
+    try:
+        for kind in ("sqlite", "postgres"):
+            figures += _import(kind)
+            figures += _latency(kind, quick)
+    finally:
+        shutil.rmtree(BENCH_DIR, ignore_errors=True)
+        _drop_postgres()
     return figures

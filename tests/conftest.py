@@ -1,5 +1,8 @@
 """Named personas, set up once per test that asks for them (healthchecks' BaseTestCase style)."""
 
+import shutil
+import time
+
 import pytest
 from django.contrib.auth.models import Group, User
 
@@ -151,3 +154,17 @@ def one_job_of_each_kind(admin_user, prefilled_round):
         params={"model": "", "verify": False}, error="disk full", created_by=admin_user,
     )  # fmt: skip
     return prefill, verify, export
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Remove this run's places (config/settings/test.py), and those of runs killed more than a
+    day ago (they could not remove their own)."""
+    from django.conf import settings
+
+    run_dir = getattr(settings, "NSM_TEST_RUN_DIR", None)
+    if run_dir is None:
+        return
+    shutil.rmtree(run_dir, ignore_errors=True)
+    for old in run_dir.parent.glob("*"):
+        if old.stat().st_mtime < time.time() - 86_400:
+            shutil.rmtree(old, ignore_errors=True)

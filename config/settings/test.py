@@ -1,4 +1,11 @@
-"""The test suite. Fast password hashing; the database comes from DATABASE_URL as elsewhere."""
+"""The test suite. Fast password hashing; the database comes from DATABASE_URL as elsewhere.
+
+Each run of the suite has its own places (database, broker folder, export folder, cache), named
+by ``NSM_TEST_RUN`` (set here once per run and inherited by the worker processes the tests start),
+so two runs on one machine never meet. tests/conftest.py removes them when the run ends."""
+
+import os
+import uuid
 
 from config.env import env_str, filesystem_broker, parse_cache_url
 from config.settings.base import *  # noqa: F403
@@ -6,18 +13,25 @@ from config.settings.base import *  # noqa: F403
 DEBUG = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
+NSM_TEST_RUN = os.environ.setdefault("NSM_TEST_RUN", f"{os.getpid()}-{uuid.uuid4().hex[:8]}")
+NSM_TEST_RUN_DIR = VAR_DIR / "test-runs" / NSM_TEST_RUN  # noqa: F405
+
 # Jobs run inline when a test starts one, unless the test runs a real worker (tests/integration,
 # tests/browser), which switches this off on the Celery app.
 CELERY_TASK_ALWAYS_EAGER = True
 # Their own broker folder, so a test's messages never reach a `make run` worker (and back).
-NSM_BROKER_DIR = VAR_DIR / "test-broker"  # noqa: F405
+NSM_BROKER_DIR = NSM_TEST_RUN_DIR / "broker"
 CELERY_BROKER_TRANSPORT_OPTIONS = filesystem_broker(NSM_BROKER_DIR)
 CELERY_TASK_EAGER_PROPAGATES = True
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
     # A file, not memory: a real worker process started by a browser test reads the same database.
-    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}  # noqa: F405
-NSM_EXPORT_DIR = VAR_DIR / "test-exports"  # noqa: F405
+    DATABASES["default"]["TEST"] = {"NAME": str(NSM_TEST_RUN_DIR / "test.sqlite3")}  # noqa: F405
+else:
+    # Django would name it test_<name> for every run alike
+    name = DATABASES["default"]["NAME"]  # noqa: F405
+    DATABASES["default"]["TEST"] = {"NAME": f"test_{name}_{NSM_TEST_RUN.replace('-', '_')}"}  # noqa: F405
+NSM_EXPORT_DIR = NSM_TEST_RUN_DIR / "exports"
 # Their own cache folder, which each test empties (tests/conftest.py); a worker started by a test
 # is pointed at it.
-NSM_CACHE_URL = env_str("NSM_TEST_CACHE_URL", "") or f"file://{VAR_DIR / 'test-cache'}"  # noqa: F405
+NSM_CACHE_URL = env_str("NSM_TEST_CACHE_URL", "") or f"file://{NSM_TEST_RUN_DIR / 'cache'}"
 CACHES = {"default": parse_cache_url(NSM_CACHE_URL, base_dir=BASE_DIR)}  # noqa: F405

@@ -25,6 +25,10 @@ CHROMIUM_ARGS = [
 ]
 
 
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
 def chromium_path() -> str | None:
     return os.environ.get("NSM_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -38,7 +42,7 @@ def browser():
     path = chromium_path()
     if path is None:
         message = "no Chromium found: apt-get install chromium, or set NSM_CHROMIUM to its path"
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        if in_ci():
             pytest.fail(message)
         pytest.skip(reason=message)
     from playwright.sync_api import sync_playwright
@@ -80,7 +84,10 @@ def worker_env() -> dict[str, str]:
 def worker(transactional_db, tmp_path, settings, worker_env):
     """A worker process on this test database, and the app sending to it instead of running inline."""
     if connection.vendor != "sqlite":
-        pytest.skip(reason="the browser tests share the test database with a worker through a SQLite file")
+        message = "the browser tests share the test database with a worker through a SQLite file"
+        if in_ci():
+            pytest.fail(f"{message}: run them without DATABASE_URL (CI must not skip them)")
+        pytest.skip(reason=message)
     db = connection.settings_dict["NAME"]
     env = {"DATABASE_URL": f"sqlite:///{db}", "NSM_JOB_BATCH_SIZE": "10"}
     # the broker folder of the test settings: the app here already sends there

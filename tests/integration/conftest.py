@@ -4,6 +4,7 @@
 import os
 import socket
 import uuid
+from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import psycopg
@@ -36,13 +37,50 @@ def postgres_admin_url() -> str:
     return POSTGRES_ADMIN_URL
 
 
-@pytest.fixture
-def redis_url():
-    url = "redis://127.0.0.1:6379/13"
-    require_service(url.replace("redis://", "tcp://"), "Redis")
+REDIS_SERVER = os.environ.get("NSM_TEST_REDIS_URL", "redis://127.0.0.1:6379")
+CLAIM = "nsm-test:redis-db:{}"  # in database 0: which run holds database n
+
+
+def redis_database_claim(server, run: str) -> int | None:
+    """Claim the first free Redis database (1 to 15) for ``run``; None when all are taken. The
+    claim expires by itself if the run is killed before it can give the database back."""
+    for n in range(1, 16):
+        if server.set(CLAIM.format(n), run, nx=True, ex=3 * 3600):
+            return n
+    return None
+
+
+def redis_database_release(server, run: str, n: int) -> None:
+    if server.get(CLAIM.format(n)) == run.encode():
+        server.delete(CLAIM.format(n))
+
+
+@pytest.fixture(scope="session")
+def redis_server():
+    require_service(REDIS_SERVER.replace("redis://", "tcp://"), "Redis")
     import redis
 
-    redis.Redis.from_url(url).flushdb()  # database 13 belongs to these tests
+    return redis.Redis.from_url(f"{REDIS_SERVER}/0")
+
+
+@pytest.fixture(scope="session")
+def redis_database(redis_server) -> Iterator[int]:
+    """A Redis database of this run's own, claimed in database 0 for the run's length, so that
+    two runs on one machine never flush each other's queues."""
+    run = os.environ["NSM_TEST_RUN"]
+    n = redis_database_claim(redis_server, run)
+    if n is None:
+        pytest.fail("Redis databases 1 to 15 are all claimed by other test runs (keys nsm-test:redis-db:*)")
+    yield n
+    redis_database_release(redis_server, run, n)
+
+
+@pytest.fixture
+def redis_url(redis_database):
+    url = f"{REDIS_SERVER}/{redis_database}"
+    import redis
+
+    redis.Redis.from_url(url).flushdb()  # the run's own database: each test starts it empty
     return url
 
 
