@@ -29,10 +29,25 @@ def test_an_admin_imports_a_file(page, live_server, login, admin_user, tmp_path)
     preview = page.locator("#import-preview")
     expect(preview.locator("tr[data-source-id=b2]")).to_contain_text("I was afraid of the storm.")
     expect(preview.locator("#import-counts")).to_contain_text("new2")
+    # the Source field was left empty: a JSONL file's items are recorded under its name
+    expect(preview.locator("#import-source")).to_contain_text("Source: items")
     assert not Item.objects.exists()  # nothing written before the confirmation
     page.click("#import-confirm button")
-    expect(page.locator("#import-report")).to_contain_text("2 items created")
-    assert Item.objects.filter(source="crowd-enVent").count() == 2
+    page.wait_for_url(f"{live_server.url}/manage/import/")
+    report = page.locator(".messages .import-report")
+    expect(report).to_contain_text("2 rows read from items: 2 items created")
+    assert Item.objects.filter(source="items").count() == 2
+    # a reload is a GET of the import page: no failure, no second import, the summary gone
+    page.reload()
+    expect(page.locator("#import-problems")).to_have_count(0)
+    expect(page.locator(".messages .import-report")).to_have_count(0)
+    assert Item.objects.count() == 2
+
+    # the same file again: nothing new, so nothing to confirm
+    page.set_input_files("input[name=file]", str(path))
+    page.click("button:has-text('Preview')")
+    expect(page.locator("#import-nothing-new")).to_contain_text("Nothing new to import")
+    expect(page.locator("#import-confirm")).to_have_count(0)
 
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"text_id": "b3", "emotion": "elation", "text": "x"}\n')
