@@ -15,6 +15,7 @@ import json
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import PurePath
 from typing import Any
 
 from django.db import connection, transaction
@@ -66,6 +67,8 @@ class ImportProblem:
     message: str
 
     def __str__(self) -> str:
+        if not self.line:  # about the whole file (its name, encoding, emptiness), not one of its lines
+            return self.message
         where = f"line {self.line}" + (f", column {self.column}" if self.column else "")
         return f"{where}: {self.message}"
 
@@ -87,9 +90,26 @@ class ImportReport:
 
     def summary(self) -> str:
         return (
-            f"{self.rows} rows read from {self.source}: {self.created} items created, "
+            f"{_count(self.rows, 'row')} read from {self.source}: {_count(self.created, 'item')} created, "
             f"{self.unchanged} already present and unchanged"
         )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+DEFAULT_SOURCE = "crowd-enVent"
+
+
+def default_source(*, fmt: str, filename: str) -> str:
+    """The source an import is recorded under when the admin names none: crowd-enVent for its
+    TSV format, otherwise the file's name without its extension (a JSONL or CSV file is
+    rarely crowd-enVent, and its ids would then collide with that corpus's)."""
+    if fmt == "tsv":
+        return DEFAULT_SOURCE
+    stem = PurePath(filename).name.rsplit(".", 1)[0].strip()
+    return stem[:64] or DEFAULT_SOURCE
 
 
 def detect_format(filename: str) -> str:
@@ -100,7 +120,11 @@ def detect_format(filename: str) -> str:
     if lower.endswith(".json"):
         return "jsonl"
     raise ImportFileError(
-        [ImportProblem(0, "", f"cannot tell the format of {filename!r}; use .tsv, .csv or .jsonl")]
+        [
+            ImportProblem(
+                0, "", f"cannot tell the format of {filename!r} from its name: choose TSV, JSONL or CSV"
+            )
+        ]
     )
 
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from django import forms
+from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
-from django.views.decorators.http import require_POST
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
 
 from annotator.import_staging import (
     MAX_UPLOAD,
@@ -19,7 +20,7 @@ from annotator.imports import (
     FORMATS,
     ImportFileError,
     ImportPreview,
-    ImportReport,
+    default_source,
     detect_format,
     items_import,
     items_preview,
@@ -34,7 +35,11 @@ class ImportForm(forms.Form):
     format = forms.ChoiceField(
         choices=[("", "from the file name")] + [(f, f) for f in FORMATS], required=False
     )
-    source = forms.CharField(initial="crowd-enVent", max_length=64)
+    source = forms.CharField(
+        max_length=64,
+        required=False,
+        help_text="empty: crowd-enVent for a crowd-enVent TSV, the file's name for JSONL or CSV",
+    )
 
 
 class DrawForm(forms.Form):
@@ -46,7 +51,7 @@ class DrawForm(forms.Form):
     disjoint_from = forms.ModelChoiceField(
         ItemSet.objects.all(), required=False, help_text="held-out set to avoid"
     )
-    source = forms.CharField(max_length=64, required=False)
+    source = forms.CharField(max_length=64, required=False, help_text="only items of this source; empty: all")
 
     def clean(self):
         data = super().clean()
@@ -66,15 +71,17 @@ def _import_page(
     *,
     preview: ImportPreview | None = None,
     staged: Staged | None = None,
-    report: ImportReport | None = None,
     problems: list | None = None,
+    fmt: str = "",
+    file_name: str = "",
     status: int = 200,
 ) -> HttpResponse:
     context = {
         "form": form,
+        "fmt": fmt,
+        "file_name": file_name,
         "preview": preview,
         "staged": staged,
-        "report": report,
         "problems": problems or [],
     }
     return render(request, "annotator/manage_import.html", context, status=status)
@@ -90,7 +97,6 @@ def import_items(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         return _import_page(request, form, status=400)
     upload = form.cleaned_data["file"]
-    source = form.cleaned_data["source"]
     if upload.size > MAX_UPLOAD:
         return _import_page(
             request, form, problems=[f"the file is larger than {MAX_UPLOAD // 1024 // 1024} MB"], status=400
@@ -99,21 +105,30 @@ def import_items(request: HttpRequest) -> HttpResponse:
         fmt = form.cleaned_data["format"] or detect_format(upload.name)
     except ImportFileError as error:
         return _import_page(request, form, problems=error.problems, status=400)
+    source = form.cleaned_data["source"].strip() or default_source(fmt=fmt, filename=upload.name)
     data = upload.read()
     preview = items_preview(data=data, fmt=fmt, source=source)
     if preview.problems:
         return _import_page(request, form, preview=preview, problems=preview.problems, status=400)
+    shown = {"preview": preview, "fmt": fmt, "file_name": upload.name}
+    if not preview.new:
+        # nothing to confirm, so nothing is kept for a confirmation
+        return _import_page(request, form, **shown)
     staged = upload_stage(
         data=data, fmt=fmt, source=source, name=upload.name, owner_id=request.user.pk, digest=preview.digest
     )
-    return _import_page(request, form, preview=preview, staged=staged)
+    return _import_page(request, form, staged=staged, **shown)
 
 
 @require_role(ADMIN)
-@require_POST
+@require_http_methods(["GET", "POST"])
 def import_confirm(request: HttpRequest) -> HttpResponse:
     """Import the previewed upload: the same bytes (checked by their sha256), and only if it would
-    still create the rows the preview showed."""
+    still create the rows the preview showed. Success redirects to the import page (the summary
+    shown once), so a reload there does not post the spent confirmation again; a GET of this
+    URL (a bookmark, a reload after the redirect was lost) goes there too."""
+    if request.method != "POST":
+        return redirect("manage_import")
     confirm = ConfirmForm(request.POST)
     if not confirm.is_valid():
         missing = ", ".join(confirm.errors)
@@ -133,13 +148,14 @@ def import_confirm(request: HttpRequest) -> HttpResponse:
         return _import_page(request, ImportForm(), problems=error.problems, status=400)
     finally:
         upload_discard(token=token)
-    return _import_page(request, ImportForm(initial={"source": staged.source}), report=report)
+    messages.success(request, report.summary(), extra_tags="import-report")
+    return redirect("manage_import")
 
 
 @require_role(ADMIN)
 def draw_item_set(request: HttpRequest) -> HttpResponse:
+    """Draw a set; success redirects here with "Drew ..." shown once and the form empty."""
     form = DrawForm(request.POST or None)
-    created = None
     status = 200
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -157,12 +173,19 @@ def draw_item_set(request: HttpRequest) -> HttpResponse:
         except DrawError as error:
             form.add_error(None, str(error))
             status = 400
+        else:
+            messages.success(
+                request,
+                f"Drew {created.name}: {created.size} items (seed {created.seed}).",
+                extra_tags="draw-report",
+            )
+            return redirect("manage_item_sets")
     elif request.method == "POST":
         status = 400
     item_sets = ItemSet.objects.select_related("disjoint_from").order_by("-created_at")[:50]
     return render(
         request,
         "annotator/manage_item_sets.html",
-        {"form": form, "created": created, "item_sets": item_sets},
+        {"form": form, "item_sets": item_sets},
         status=status,
     )

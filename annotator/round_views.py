@@ -67,7 +67,7 @@ def round_new(request: HttpRequest) -> HttpResponse:
             allow_prefill_overlap=data["confirm_overlap"],
         )
     except RoundOverlap as error:
-        form.add_error("confirm_overlap", str(error))
+        # the warning box says it, with the counts and the checkbox: no second, red copy
         return _new_round_page(request, form, overlap=error.counts, status=400)
     except RoundError as error:
         form.add_error(error.field if error.field in form.fields else None, str(error))

@@ -148,9 +148,12 @@ class PoolChange:
     moved: int
     uncovered: int
     received: dict[str, int]
+    why_none: str = ""  # why an added annotator received nothing
 
     def summary(self) -> str:
         text = f"{self.moved} pending assignments moved"
+        if not self.moved and self.why_none:
+            text += f": {self.why_none}"
         if self.received:
             text += " (" + ", ".join(f"{name} {n}" for name, n in sorted(self.received.items())) + ")"
         if self.uncovered:
@@ -239,7 +242,8 @@ def round_annotator_add(*, round_: Round, annotator: AbstractBaseUser) -> PoolCh
         .order_by("-position", "-pk")  # the end of each queue first: work not yet begun
     )
     share = len(pending) // len(pool)
-    have = set(Assignment.objects.filter(round=round_, annotator=annotator).values_list("item_id", flat=True))
+    held = set(Assignment.objects.filter(round=round_, annotator=annotator).values_list("item_id", flat=True))
+    have = set(held)
     if round_.is_blind:
         have |= {
             i for _, i in prefilled_seen(annotator_ids=[annotator.pk], item_ids=[a.item_id for a in pending])
@@ -267,7 +271,30 @@ def round_annotator_add(*, round_: Round, annotator: AbstractBaseUser) -> PoolCh
         have.add(taken.item_id)
         moved += 1
     round_changed(round_.pk)
-    return PoolChange(moved, 0, dict(received))
+    why_none = "" if moved else _why_no_work(annotator, pending, share, len(pool), held, have - held)
+    return PoolChange(moved, 0, dict(received), why_none)
+
+
+def _why_no_work(
+    annotator: AbstractBaseUser, pending: list[Assignment], share: int, pool_size: int,
+    held: set[int], seen: set[int],
+) -> str:  # fmt: skip
+    """Why an annotator added to a pool received no pending assignment."""
+    if not pending:
+        return "the round has no pending work"
+    if not share:
+        n = len(pending)
+        return (
+            f"{n} pending assignment{'s' if n != 1 else ''} among a pool of {pool_size} "
+            f"make{'s' if n == 1 else ''} less than one each"
+        )
+    name = annotator.get_username()
+    items = {a.item_id for a in pending}
+    if items <= seen - held:
+        return f"{name} saw every pending item prefilled"
+    if items <= held:
+        return f"{name} already has every pending item in this round"
+    return f"{name} already has, or saw prefilled, every pending item"
 
 
 def _validate(values: dict[str, Any]) -> tuple[nsmcore.Explication, list[str]]:

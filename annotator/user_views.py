@@ -31,7 +31,8 @@ def _users_page(
             "created": created,
             "problem": problem,
             "rows": rows,
-            "roles": ROLES,
+            # not "roles": that is the signed-in user's own roles (context processor; header, menu)
+            "role_names": ROLES,
         },
         status=status,
     )

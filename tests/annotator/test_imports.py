@@ -200,8 +200,8 @@ def test_confirming_writes_exactly_what_was_previewed_and_the_token_is_then_spen
     good = tmp_path / "items.tsv"
     good.write_text(GOOD_TSV)
     fields = _confirm_fields(_preview(client, good).content.decode())
-    response = client.post(reverse("manage_import_confirm"), fields)
-    assert response.status_code == 200
+    response = client.post(reverse("manage_import_confirm"), fields, follow=True)
+    assert response.redirect_chain == [(reverse("manage_import"), 302)]
     assert "2 items created" in response.content.decode()
     assert set(Item.objects.values_list("source_id", flat=True)) == {"11", "12"}
     assert not list((settings.VAR_DIR / "import-staging").iterdir())
@@ -310,3 +310,91 @@ def test_the_database_changing_between_preview_and_confirm_is_refused(client, ad
     response = client.post(reverse("manage_import_confirm"), fields)
     assert response.status_code == 400 and "preview it again" in response.content.decode()
     assert Item.objects.count() == 1
+
+
+def test_a_successful_confirm_redirects_to_the_import_page_with_the_summary_shown_once(
+    client, admin_user, tmp_path, settings
+):
+    settings.VAR_DIR = tmp_path / "var"
+    client.force_login(admin_user)
+    good = tmp_path / "items.tsv"
+    good.write_text(GOOD_TSV)
+    fields = _confirm_fields(_preview(client, good).content.decode())
+    response = client.post(reverse("manage_import_confirm"), fields)
+    assert response.status_code == 302 and response["Location"] == reverse("manage_import")
+    assert Item.objects.count() == 2
+    page = client.get(reverse("manage_import"))
+    assert page.status_code == 200
+    report = re.search(r'<li class="import-report success">(.*?)</li>', page.content.decode())
+    assert report is not None and "2 rows read from crowd-enVent: 2 items created" in report.group(1)
+    # reloading the page (a GET now, not a second POST) shows no failure and no second summary
+    again = client.get(reverse("manage_import")).content.decode()
+    assert "import-report" not in again and "Nothing was imported" not in again
+    assert Item.objects.count() == 2
+
+
+def test_a_get_of_the_confirm_url_redirects_to_the_import_page(client, admin_user):
+    client.force_login(admin_user)
+    response = client.get(reverse("manage_import_confirm"))
+    assert response.status_code == 302 and response["Location"] == reverse("manage_import")
+    assert not Item.objects.exists()
+
+
+def test_an_empty_source_defaults_to_the_file_name_for_jsonl_and_csv_and_to_crowd_envent_for_tsv(
+    client, admin_user, tmp_path, settings
+):
+    settings.VAR_DIR = tmp_path / "var"
+    client.force_login(admin_user)
+    assert 'name="source" value=' not in client.get(reverse("manage_import")).content.decode()
+    pilot = tmp_path / "pilot-2024.jsonl"
+    pilot.write_text('{"text_id": "p1", "emotion": "joy", "text": "I was glad."}\n')
+    response = _preview(client, pilot, source="")
+    assert response.status_code == 200
+    named = re.search(r'<p class="hint" id="import-source">(.*?)</p>', response.content.decode(), re.S)
+    assert named is not None and "<strong>pilot-2024</strong>" in named.group(1)
+    client.post(reverse("manage_import_confirm"), _confirm_fields(response.content.decode()))
+    assert list(Item.objects.values_list("source", "source_id")) == [("pilot-2024", "p1")]
+    crowd = tmp_path / "items.tsv"
+    crowd.write_text(GOOD_TSV)
+    response = _preview(client, crowd, source="")
+    assert "<strong>crowd-enVent</strong>" in response.content.decode()
+    client.post(reverse("manage_import_confirm"), _confirm_fields(response.content.decode()))
+    assert Item.objects.filter(source="crowd-enVent").count() == 2
+
+
+def test_the_summary_pluralises():
+    report = items_import(data='{"text_id": "s1", "emotion": "joy", "text": "I was glad."}\n', fmt="jsonl")
+    assert report.summary() == "1 row read from crowd-enVent: 1 item created, 0 already present and unchanged"
+
+
+def test_a_file_that_adds_nothing_says_so_and_offers_no_confirm_button(
+    client, admin_user, tmp_path, settings
+):
+    settings.VAR_DIR = tmp_path / "var"
+    items_import(data=GOOD_TSV, fmt="tsv")
+    client.force_login(admin_user)
+    good = tmp_path / "items.tsv"
+    good.write_text(GOOD_TSV)
+    response = _preview(client, good)
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert re.search(r'<p class="hint" id="import-nothing-new">Nothing new to import: all 2 rows', body)
+    assert 'id="import-confirm"' not in body and "Import 0" not in body
+    assert not (settings.VAR_DIR / "import-staging").exists() or not list(
+        (settings.VAR_DIR / "import-staging").glob("*.upload")
+    )
+    assert Item.objects.count() == 2
+
+
+def test_an_unknown_file_type_is_named_without_a_line_number(client, admin_user, tmp_path, settings):
+    settings.VAR_DIR = tmp_path / "var"
+    client.force_login(admin_user)
+    odd = tmp_path / "x.txt"
+    odd.write_text("text_id\n")
+    response = _preview(client, odd)
+    assert response.status_code == 400
+    problems = re.search(r'<div class="error" id="import-problems".*?</div>', response.content.decode(), re.S)
+    message = "cannot tell the format of &#x27;x.txt&#x27; from its name: choose TSV, JSONL or CSV"
+    assert message in problems.group(0)
+    assert "line 0" not in problems.group(0)
+    assert not Item.objects.exists()

@@ -194,3 +194,36 @@ def test_a_pool_naming_someone_twice_is_refused(items, annotator, other_annotato
         round_create(name="r", item_set=item_set, annotators=[annotator, annotator, other_annotator])
     assert refused.value.field == "annotators"
     assert not Round.objects.exists() and not Assignment.objects.exists()
+
+
+def test_adding_an_annotator_who_gets_no_work_says_why(annotator, other_annotator, adjudicator):
+    from tests.conftest import _user
+
+    items = make_items()
+    # too little pending work for a share: 1 pending among a pool of 3
+    round_ = round_create(
+        name="r", item_set=item_set_from_items(name="s", items=items),
+        annotators=[annotator, other_annotator], annotators_per_item=1,
+    )  # fmt: skip
+    Assignment.objects.filter(round=round_).exclude(pk=round_.assignments.first().pk).update(status="skipped")
+    report = round_annotator_add(round_=round_, annotator=adjudicator)
+    assert report.moved == 0
+    assert report.summary() == (
+        "0 pending assignments moved: 1 pending assignment among a pool of 3 makes less than one each"
+    )
+    # every pending item of a blind round was seen prefilled by the newcomer
+    blind = round_create(
+        name="b", item_set=item_set_from_items(name="s2", items=items),
+        annotators=[annotator, other_annotator], annotators_per_item=1,
+    )  # fmt: skip
+    for item in items:
+        ParserPrediction.objects.create(item=item, parser="lex", explication=PRED, legal=True)
+    frank = _user("frank", "annotator")
+    round_create(
+        name="p", item_set=item_set_from_items(name="seen-all", items=items), annotators=[frank],
+        annotators_per_item=1, mode="prefilled", prefill_parser="lex",
+    )  # fmt: skip
+    report = round_annotator_add(round_=blind, annotator=frank)
+    assert report.moved == 0
+    assert report.summary() == "0 pending assignments moved: frank saw every pending item prefilled"
+    assert not Assignment.objects.filter(round=blind, annotator=frank).exists()

@@ -215,3 +215,38 @@ def test_pool_changes_refuse_bad_input_with_a_400(
         client.post(reverse("manage_round_pool_add", args=[999]), {"annotator": annotator.pk}).status_code
         == 404
     )
+
+
+def test_the_new_round_link_of_an_item_set_preselects_it(client, admin_user, prefilled_round):
+    client.force_login(admin_user)
+    item_set = prefilled_round.item_set
+    response = client.get(reverse("manage_round_new"), {"item_set": item_set.pk})
+    assert response.status_code == 200
+    select = re.search(r'<select name="item_set".*?</select>', response.content.decode(), re.S).group(0)
+    assert re.search(rf'<option value="{item_set.pk}" selected>{item_set.name}</option>', select)
+    assert "lex (legal predictions for 4 of 4 items)" in response.content.decode()
+
+
+def test_the_overlap_warning_is_shown_once(client, admin_user, prefilled_round, annotator, other_annotator):
+    client.force_login(admin_user)
+    data = _form(prefilled_round.item_set, annotator, other_annotator, name="control")
+    response = client.post(reverse("manage_round_new"), data)
+    assert response.status_code == 400
+    body = response.content.decode()
+    assert body.count('id="overlap-warning"') == 1
+    assert 'class="error"' not in body  # no red error repeating what the amber box says
+    assert not Round.objects.filter(name="control").exists()
+
+
+def test_adding_an_annotator_who_gets_no_work_says_why(client, admin_user, prefilled_round, annotator):
+    from tests.conftest import _user
+
+    client.force_login(admin_user)
+    add = reverse("manage_round_pool_add", args=[prefilled_round.pk])
+    # prefilled round over 4 items, 2 per item: 8 pending; a newcomer gets 8 // 3 = 2
+    Assignment.objects.filter(round=prefilled_round).update(status=Assignment.Status.SKIPPED)
+    response = client.post(add, {"annotator": _user("nina", "annotator").pk}, follow=True)
+    assert "nina added to the pool: 0 pending assignments moved: the round has no pending work" in (
+        response.content.decode()
+    )
+    assert not Assignment.objects.filter(round=prefilled_round, annotator__username="nina").exists()

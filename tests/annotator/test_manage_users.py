@@ -143,3 +143,54 @@ def test_an_admin_deactivates_and_reactivates_a_user(client, admin_user, annotat
     assert User.objects.get(pk=admin_user.pk).is_active
     response = client.post(url, {"active": "maybe"})
     assert response.status_code == 400 and "active" in response.content.decode()
+
+
+def test_the_header_shows_the_admins_own_roles_on_the_users_page(client, admin_user):
+    client.force_login(admin_user)
+    body = client.get(reverse("manage_users")).content.decode()
+    who = re.search(r'<form class="who".*?<span>(.*?)</span>', body, re.S).group(1)
+    assert who == "dana · admin"
+    # every role still has its checkbox in each user's row
+    row = re.search(r'<tr data-user="dana">.*?</tr>', body, re.S).group(0)
+    assert re.findall(r'name="roles" value="(\w+)"', row) == ["annotator", "adjudicator", "admin"]
+
+
+def test_a_refused_role_or_active_change_rerenders_the_users_page_whose_forms_post_to_the_users_urls(
+    client, admin_user, annotator
+):
+    client.force_login(admin_user)
+    response = client.post(reverse("manage_user_active", args=[admin_user.pk]), {"active": "0"})
+    assert response.status_code == 400
+    body = response.content.decode()
+    error = re.search(r'<div class="error" data-field="is_active" role="alert">(.*?)</div>', body, re.S)
+    assert error is not None and "cannot deactivate yourself" in error.group(1)
+    assert 'id="users"' in body  # the whole users page, not a bare one
+    # its New user form still creates a user, not another active change
+    assert re.search(rf'<form method="post" action="{reverse("manage_users")}"[^>]*id="user-form"', body)
+    assert User.objects.get(pk=admin_user.pk).is_active
+    response = client.post(reverse("manage_user_roles", args=[admin_user.pk]), {"roles": ["annotator"]})
+    assert response.status_code == 400
+    body = response.content.decode()
+    assert "cannot take away your own admin role" in body
+    assert re.search(rf'<form method="post" action="{reverse("manage_users")}"[^>]*id="user-form"', body)
+    assert user_roles(User.objects.get(pk=admin_user.pk)) == {"admin"}
+
+
+def test_a_role_change_redirects_to_the_users_page_with_a_message(client, admin_user, annotator):
+    client.force_login(admin_user)
+    response = client.post(reverse("manage_user_roles", args=[annotator.pk]), {"roles": ["adjudicator"]})
+    assert response.status_code == 302 and response["Location"] == reverse("manage_users")
+    body = client.get(reverse("manage_users")).content.decode()
+    assert re.search(r'<ul class="messages"><li class="success">alice: adjudicator</li>', body)
+    assert user_roles(User.objects.get(pk=annotator.pk)) == {"adjudicator"}
+
+
+@pytest.mark.parametrize("password", ["password", "12345678901234"])
+def test_a_common_or_numeric_password_is_refused(client, admin_user, password):
+    client.force_login(admin_user)
+    response = client.post(reverse("manage_users"), {"username": "gina", "password": password})
+    assert response.status_code == 400
+    body = response.content.decode()
+    errors = re.search(r'<div class="error" data-field="password">(.*?)</div>', body, re.S)
+    assert errors is not None and ("too common" in errors.group(1) or "entirely numeric" in errors.group(1))
+    assert not User.objects.filter(username="gina").exists()

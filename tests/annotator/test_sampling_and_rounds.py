@@ -81,3 +81,40 @@ def test_a_silver_round_may_start_without_a_pool_but_a_human_one_may_not(items):
     assert silver.assignments.count() == 0
     with pytest.raises(RoundError, match="pool has 0"):
         round_create(name="human", item_set=item_set, annotators=[])
+
+
+@pytest.mark.django_db
+def test_a_draw_in_the_browser_redirects_with_the_report_once_and_an_empty_form(client, admin_user):
+    import re
+
+    from django.urls import reverse
+
+    make_items(n_copies=3)
+    client.force_login(admin_user)
+    url = reverse("manage_item_sets")
+    response = client.post(url, {"name": "s8", "tier": "S", "seed": 3, "per_stratum": 2})
+    assert response.status_code == 302 and response["Location"] == url
+    assert ItemSet.objects.get(name="s8").size == 8
+    body = client.get(url).content.decode()
+    assert re.search(r'<li class="draw-report success">Drew s8: 8 items \(seed 3\)\.</li>', body)
+    assert 'name="name" value=' not in body  # the form is empty again
+    assert "draw-report" not in client.get(url).content.decode()  # shown once
+    assert ItemSet.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_the_item_sets_page_says_per_label_shows_tiers_and_links_to_a_new_round(client, admin_user):
+    import re
+
+    from django.urls import reverse
+
+    make_items(n_copies=3)
+    item_set_draw(name="s8", seed=3, per_stratum=2, tier=ItemSet.Tier.SILVER)
+    client.force_login(admin_user)
+    body = client.get(reverse("manage_item_sets")).content.decode()
+    row = re.search(r'<tr data-item-set="s8">.*?</tr>', body, re.S).group(0)
+    assert "2 per label" in row and "reference_label" not in row
+    assert "<td>S: silver model-annotator pass</td>" in row
+    new_round = f"{reverse('manage_round_new')}?item_set={ItemSet.objects.get(name='s8').pk}"
+    assert f'href="{new_round}"' in row
+    assert "only items of this source; empty: all" in body

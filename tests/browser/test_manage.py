@@ -29,10 +29,25 @@ def test_an_admin_imports_a_file(page, live_server, login, admin_user, tmp_path)
     preview = page.locator("#import-preview")
     expect(preview.locator("tr[data-source-id=b2]")).to_contain_text("I was afraid of the storm.")
     expect(preview.locator("#import-counts")).to_contain_text("new2")
+    # the Source field was left empty: a JSONL file's items are recorded under its name
+    expect(preview.locator("#import-source")).to_contain_text("Source: items")
     assert not Item.objects.exists()  # nothing written before the confirmation
     page.click("#import-confirm button")
-    expect(page.locator("#import-report")).to_contain_text("2 items created")
-    assert Item.objects.filter(source="crowd-enVent").count() == 2
+    page.wait_for_url(f"{live_server.url}/manage/import/")
+    report = page.locator(".messages .import-report")
+    expect(report).to_contain_text("2 rows read from items: 2 items created")
+    assert Item.objects.filter(source="items").count() == 2
+    # a reload is a GET of the import page: no failure, no second import, the summary gone
+    page.reload()
+    expect(page.locator("#import-problems")).to_have_count(0)
+    expect(page.locator(".messages .import-report")).to_have_count(0)
+    assert Item.objects.count() == 2
+
+    # the same file again: nothing new, so nothing to confirm
+    page.set_input_files("input[name=file]", str(path))
+    page.click("button:has-text('Preview')")
+    expect(page.locator("#import-nothing-new")).to_contain_text("Nothing new to import")
+    expect(page.locator("#import-confirm")).to_have_count(0)
 
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"text_id": "b3", "emotion": "elation", "text": "x"}\n')
@@ -46,6 +61,7 @@ def test_an_admin_imports_a_file(page, live_server, login, admin_user, tmp_path)
 def test_an_admin_creates_a_user_who_then_logs_in(page, live_server, login, admin_user):
     login("dana", "dana-pw")
     page.click("nav >> text=Users")
+    expect(page.locator("form.who span")).to_have_text("dana · admin")  # her roles, not every role
     page.fill("#user-form input[name=username]", "ivan")
     page.check("#user-form input[name=roles][value=annotator]")
     page.click("#user-form button[type=submit]")
@@ -56,6 +72,7 @@ def test_an_admin_creates_a_user_who_then_logs_in(page, live_server, login, admi
 
     row.locator("input[value=adjudicator]").check()
     row.locator("button:has-text('Save roles')").click()
+    page.wait_for_url(f"{live_server.url}/manage/users/")
     expect(page.locator(".messages")).to_contain_text("ivan: annotator, adjudicator")
     assert user_roles(authenticate(username="ivan", password=password)) == {"annotator", "adjudicator"}
 
@@ -103,6 +120,7 @@ def test_an_admin_sets_up_a_prefilled_round_and_is_warned_about_a_contaminated_b
     page.click("#round-submit")
     warning = page.locator("#overlap-warning")
     expect(warning.locator("tr[data-annotator=alice]")).to_contain_text("4")
+    expect(page.locator("#round-form .error")).to_have_count(0)  # said once, in the box
     expect(warning.locator("tr[data-annotator=bob]")).to_contain_text("4")
     assert not Round.objects.filter(name="control").exists()
     warning.locator("input[name=confirm_overlap]").check()
@@ -134,3 +152,25 @@ def test_an_admin_removes_an_annotator_and_their_pending_work_moves(
     expect(page.locator("tr[data-annotator=bob]")).to_contain_text("4")
     expect(page.locator("#pool-add option", has_text="alice")).to_have_count(1)
     assert Assignment.objects.filter(round=round_, annotator=other_annotator).count() == 4
+
+
+def test_an_admin_draws_a_set_and_opens_a_new_round_over_it(page, live_server, login, admin_user, items):
+    login("dana", "dana-pw")
+    page.goto(f"{live_server.url}/manage/item-sets/")
+    expect(page.locator(".field-source, p:has(input[name=source])").first).to_contain_text(
+        "only items of this source; empty: all"
+    )
+    page.fill("input[name=name]", "pair")
+    page.select_option("select[name=tier]", "P")
+    page.fill("input[name=seed]", "5")
+    page.fill("input[name=per_stratum]", "1")
+    page.click("form.card button[type=submit]")
+    page.wait_for_url(f"{live_server.url}/manage/item-sets/")
+    expect(page.locator(".messages .draw-report")).to_contain_text("Drew pair: 4 items (seed 5).")
+    expect(page.locator("input[name=name]")).to_have_value("")  # the form is empty again
+    row = page.locator("tr[data-item-set=pair]")
+    expect(row).to_contain_text("1 per label")
+    expect(row).to_contain_text("P: pilot")
+    row.locator("text=New round over it").click()
+    page.wait_for_url(re.compile(r"/manage/rounds/new/\?item_set=\d+$"))
+    expect(page.locator("select[name=item_set] option:checked")).to_have_text("pair")
