@@ -119,6 +119,11 @@ def test_import_items_command_reports_and_refuses(tmp_path, capsys):
     good.write_text(GOOD_TSV)
     call_command("import_items", str(good))
     assert "2 items created" in capsys.readouterr().out
+    assert set(Item.objects.values_list("source", flat=True)) == {"crowd-enVent"}
+    jsonl = tmp_path / "pilot-notes.jsonl"
+    jsonl.write_text('{"text_id": "p1", "emotion": "joy", "text": "I was glad."}\n')
+    call_command("import_items", str(jsonl))  # the same default source as the browser's
+    assert Item.objects.get(source_id="p1").source == "pilot-notes"
     bad = tmp_path / "bad.tsv"
     bad.write_text(tsv("0\t99\tjoy\t\tmasked\t1\t1\t1"))
     with pytest.raises(CommandError, match="nothing imported"):

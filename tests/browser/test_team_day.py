@@ -91,7 +91,7 @@ def test_a_team_builds_and_exports_a_gold_corpus_in_the_browser(
     expect(page.locator("#import-preview")).to_be_visible()
     assert Item.objects.count() == 0
     page.click("#import-confirm button[type=submit]")
-    expect(page.locator("#import-report")).to_contain_text("540")
+    expect(page.locator(".messages .import-report")).to_contain_text("540")
     assert Item.objects.count() == 540
 
     # The team's accounts.
@@ -109,7 +109,7 @@ def test_a_team_builds_and_exports_a_gold_corpus_in_the_browser(
     page.fill("input[name=seed]", "13")
     page.fill("input[name=size]", str(N_ITEMS))
     page.click("form.card button[type=submit]")
-    expect(page.locator("#draw-report")).to_contain_text(f"{N_ITEMS} items")
+    expect(page.locator(".messages .draw-report")).to_contain_text(f"{N_ITEMS} items")
     page.click("nav >> text=Rounds")
     page.click("text=New round")
     page.fill("#round-form input[name=name]", "team-day")
