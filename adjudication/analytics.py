@@ -372,3 +372,18 @@ def arms(
         agreement(table_t, levels=levels, bootstrap=BOOTSTRAP, seed=SEED),
         agreement(table_c, levels=levels, bootstrap=BOOTSTRAP, seed=SEED),
     )
+
+
+def blind_controls(round_: Round) -> list[tuple[Round, int]]:
+    """The blind rounds that can be a control arm for ``round_``: those with submitted items in
+    common with it, each with how many (in one query; ``arms`` compares the same items)."""
+    done = Assignment.Status.DONE
+    mine = Assignment.objects.filter(round=round_, status=done).values("item_id")
+    counts = dict(
+        Assignment.objects.filter(round__mode=Round.Mode.BLIND, status=done, item_id__in=mine)
+        .exclude(round=round_)
+        .values("round_id")
+        .annotate(n=Count("item_id", distinct=True))
+        .values_list("round_id", "n")
+    )
+    return [(r, counts[r.pk]) for r in Round.objects.filter(pk__in=counts).order_by("name")]

@@ -108,6 +108,11 @@ class Flows(_RoundView):
         b = passes.get(request.query_params.get("b", keys[1] if len(keys) > 1 else ""))
         if a is None or b is None:
             return Response({"detail": "choose two passes", "passes": keys}, status=400)
+        if a == b:
+            return Response(
+                {"detail": f"a and b are the same pass ({a.key}): choose two passes", "passes": keys},
+                status=400,
+            )
         shared, found = pass_flows(a, b)
         return Response(
             {

@@ -17,6 +17,7 @@ from adjudication.analytics import (
     Pass,
     anchoring,
     arms,
+    blind_controls,
     conflict_rows,
     describe_rows,
     pass_compare,
@@ -30,6 +31,10 @@ from nsmcore.agreement import AgreementReport
 from nsmcore.schema import SLOT_NAMES, SLOTS
 
 PAGE_SIZE = 50
+CONTROL_NEEDED = (
+    "A blind control needs a blind round over the same items, annotated by other annotators "
+    "(with no prefill shown)"
+)
 
 
 def _levels(request: HttpRequest) -> dict[str, str]:
@@ -77,9 +82,10 @@ def _chart(report: AgreementReport) -> dict[str, Any]:
             if s.ci_low is not None and s.ci_high is not None:
                 bar |= {"ci_x1": x(s.ci_low), "ci_x2": x(s.ci_high), "ci_y": y + 8}
         bars.append(bar)
-    ticks = [
-        {"x": x(t), "label": f"{t:g}"} for t in (lo, lo / 2 if lo else 0.25, 0.0, 0.5, 1.0) if lo <= t <= 1
-    ]
+    # evenly spaced from lo to 1, each drawn once: quarters over [0, 1] and [-0.5, 1], halves over [-1, 1]
+    step = 0.5 if lo < -0.5 else 0.25
+    values = [lo + k * step for k in range(round((1.0 - lo) / step) + 1)]
+    ticks = [{"x": x(t), "label": f"{t:g}"} for t in values]
     height = 10 + len(bars) * row + 24
     return {
         "bars": bars,
@@ -210,10 +216,15 @@ def flow_table(request: HttpRequest, round_id: int) -> HttpResponse:
     names = dict(get_user_model().objects.values_list("pk", "username"))
     own = [p for p in passes if p.round_id == round_.pk]
     default_a = own[0].key if own else ""
-    default_b = own[1].key if len(own) > 1 else default_a
+    default_b = own[1].key if len(own) > 1 else ""
     a: Pass | None = by_key.get(request.GET.get("a", default_a))
     b: Pass | None = by_key.get(request.GET.get("b", default_b))
-    compared = pass_compare(a, b) if a and b else None
+    same = a is not None and a == b
+    compared = pass_compare(a, b) if a and b and not same else None
+    if same:
+        problem = f"pass A and pass B are the same pass ({a.label(names)}): choose two different passes"
+        if request.GET.get("format") == "csv":
+            return HttpResponse(problem, status=400, content_type="text/plain; charset=utf-8")
     shared, found = (compared.items, compared.flows) if compared else (0, [])
     if request.GET.get("format") == "csv" and request.GET.get("table") == "agreement":
         report = compared.report if compared else None
@@ -238,8 +249,9 @@ def flow_table(request: HttpRequest, round_id: int) -> HttpResponse:
         "shared": shared,
         "flows": found,
         "report": compared.report if compared else None,
+        "problem": problem if same else "",
     }
-    return render(request, "adjudication/flows.html", context)
+    return render(request, "adjudication/flows.html", context, status=400 if same else 200)
 
 
 @require_GET
@@ -249,8 +261,21 @@ def anchoring_table(request: HttpRequest, round_id: int) -> HttpResponse:
     rows = anchoring(round_)
     analysis = round_analysis(round_)
     raw = {s.slot: s.raw for s in analysis.report.slots}
-    controls = Round.objects.filter(mode=Round.Mode.BLIND).exclude(pk=round_.pk).order_by("name")
-    control = controls.filter(pk=request.GET.get("control") or 0).first()
+    controls = blind_controls(round_)
+    control, problem = None, ""
+    chosen = request.GET.get("control", "")
+    if chosen:
+        control = Round.objects.filter(pk=int(chosen)).first() if chosen.isdigit() else None
+        if control is None:
+            problem = f"there is no round {chosen!r} to compare with"
+        elif not control.is_blind:
+            problem = f"{control.name} is not a blind round: a control arm is annotated without prefill"
+        elif not any(c.pk == control.pk for c, _ in controls):
+            problem = f"{control.name} shares no submitted item with {round_.name}"
+    if problem:
+        if request.GET.get("format") == "csv":
+            return HttpResponse(f"{problem}. {CONTROL_NEEDED}", status=400, content_type="text/plain")
+        control = None
     arm = None
     if control is not None:
         shared, treated, blind = arms(round_, control)
@@ -297,6 +322,8 @@ def anchoring_table(request: HttpRequest, round_id: int) -> HttpResponse:
         "slots": SLOT_NAMES,
         "controls": controls,
         "arm": arm,
+        "problem": problem,
+        "control_needed": CONTROL_NEEDED,
         "submissions": None if analysis.data.coders else round_submissions(round_),
     }
-    return render(request, "adjudication/anchoring.html", context)
+    return render(request, "adjudication/anchoring.html", context, status=400 if problem else 200)

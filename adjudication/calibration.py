@@ -33,28 +33,54 @@ class JudgedItem:
     premise: str
     lines: list[Line]
     mine: dict[str, bool] = field(default_factory=dict)  # line text -> this judge's reading
+    construals: dict[str, list[int]] = field(default_factory=dict)  # line text -> the construals with it
+
+    def construal_of(self, text: str) -> str:
+        """'construal 2' for a line only the second construal has (and so on); '' for a line
+        every construal has, or when there is one."""
+        counts = {i for indexes in self.construals.values() for i in indexes}
+        indexes = self.construals.get(text, [])
+        if len(counts) < 2 or len(indexes) == len(counts):
+            return ""
+        return "construal " + " and ".join(str(i) for i in indexes)
 
     @property
-    def rows(self) -> list[tuple[str, bool | None]]:
-        return [(line.text, self.mine.get(line.text)) for line in self.lines]
+    def rows(self) -> list[tuple[str, bool | None, str]]:
+        return [(line.text, self.mine.get(line.text), self.construal_of(line.text)) for line in self.lines]
+
+
+def _construal_lines(round_: Round, item_ids: list[int] | None) -> list[tuple[int, int, list[Line]]]:
+    """(item id, construal index, its rendered lines) of each resolved gold item, in order."""
+    construals = GoldConstrual.objects.filter(gold__round=round_, gold__status=GoldItem.Status.RESOLVED)
+    if item_ids is not None:
+        construals = construals.filter(gold__item_id__in=item_ids)
+    rows = construals.order_by("gold__item_id", "index").values_list("gold__item_id", "index", "slots")
+    return [(item_id, index, render(Explication.from_dict(slots))) for item_id, index, slots in rows]
 
 
 def gold_lines(round_: Round, item_ids: list[int] | None = None) -> dict[int, list[Line]]:
     """The distinct rendered lines of each resolved gold item's construals, in order."""
-    construals = GoldConstrual.objects.filter(gold__round=round_, gold__status=GoldItem.Status.RESOLVED)
-    if item_ids is not None:
-        construals = construals.filter(gold__item_id__in=item_ids)
     out: dict[int, list[Line]] = {}
-    for item_id, slots in construals.order_by("gold__item_id", "index").values_list("gold__item_id", "slots"):
+    for item_id, _, rendered in _construal_lines(round_, item_ids):
         lines = out.setdefault(item_id, [])
         seen = {line.text for line in lines}
-        lines += [line for line in render(Explication.from_dict(slots)) if line.text not in seen]
+        lines += [line for line in rendered if line.text not in seen]
     return out
 
 
 def judgement_items(round_: Round, *, user, item_ids: list[int]) -> list[JudgedItem]:
-    """The page's items: their gold lines and what ``user`` has said of each."""
-    lines = gold_lines(round_, item_ids)
+    """The page's items: their gold lines, the construals each line belongs to, and what
+    ``user`` has said of each."""
+    lines: dict[int, list[Line]] = {}
+    where: dict[int, dict[str, list[int]]] = {}
+    for item_id, index, rendered in _construal_lines(round_, item_ids):
+        own, seen = lines.setdefault(item_id, []), where.setdefault(item_id, {})
+        for line in rendered:
+            if line.text not in seen:
+                own.append(line)
+            indexes = seen.setdefault(line.text, [])
+            if index not in indexes:
+                indexes.append(index)
     golds = {g.item_id: g for g in GoldItem.objects.filter(item_id__in=lines).select_related("item")}
     mine: dict[tuple[int, str], bool] = {
         (item_id, line): entailed
@@ -68,6 +94,7 @@ def judgement_items(round_: Round, *, user, item_ids: list[int]) -> list[JudgedI
             continue
         gold = golds[item_id]
         judged = JudgedItem(gold, gold.item, gold.item.text_for(round_.text_field), lines[item_id])
+        judged.construals = where[item_id]
         judged.mine = {
             line.text: mine[(item_id, line.text)] for line in lines[item_id] if (item_id, line.text) in mine
         }

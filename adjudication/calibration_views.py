@@ -7,7 +7,8 @@ from typing import Any
 
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from adjudication.calibration import (
@@ -52,7 +53,8 @@ def judgements(request: HttpRequest, round_id: int) -> HttpResponse:
 @require_POST
 @require_role(ADJUDICATOR)
 def judgement_mark_view(request: HttpRequest, round_id: int, item_id: int) -> HttpResponse:
-    """One line marked; answers the line's row (htmx) or goes back to the page."""
+    """One line marked; answers the line's row with the page's counter (out of band, htmx) or
+    goes back to the page."""
     round_ = get_object_or_404(Round, pk=round_id)
     item = get_object_or_404(Item, pk=item_id)
     line = request.POST.get("line", "")
@@ -65,7 +67,16 @@ def judgement_mark_view(request: HttpRequest, round_id: int, item_id: int) -> Ht
         )
     except AdjudicationError as error:
         return HttpResponse(str(error), status=400)
-    context = {"round": round_, "item": item, "line": judgement, "text": line, "mine": judgement.entailed}
+    page = request.POST.get("page", "1")
+    if not request.htmx:
+        return redirect(f"{reverse('judgements', args=[round_.pk])}?page={page if page.isdigit() else 1}")
+    judged = judgement_items(round_, user=request.user, item_ids=[item.pk])[0]
+    done, total = judgement_progress(round_, user=request.user)
+    context = {
+        "round": round_, "item": item, "line": judgement, "text": line, "mine": judgement.entailed,
+        "construal": judged.construal_of(line), "page": {"number": page}, "done": done, "total": total,
+        "oob": True,
+    }  # fmt: skip
     return render(request, "adjudication/_judgement_line.html", context)
 
 

@@ -428,10 +428,14 @@ def _save_construals(construals: list[GoldConstrual]) -> None:
 
 
 def gold_resolve(
-    *, user, gold: GoldItem, values: dict[str, str], second: dict[str, str] | None = None, why: str = ""
+    *, user, gold: GoldItem, values: dict[str, str], why: str, second: dict[str, str] | None = None
 ) -> GoldItem:
     """Resolve an item by hand: ``values`` sets slots of the (first) construal; ``second``, when
-    given, keeps a second construal that differs from the first in those slots (pivotal slots)."""
+    given, keeps a second construal that differs from the first in those slots (pivotal slots).
+    ``why`` is required: the audit trail must say why a person chose these values."""
+    why = why.strip()
+    if not why:
+        raise AdjudicationError("why: say why the item is resolved this way (it goes into the audit trail)")
     _check_values_each(values)
     if second:
         _check_values_each(second)
@@ -474,9 +478,7 @@ def gold_resolve(
         gold.review_reason = ""
         gold.save()
         after = {"slots": slots, "second": _second_slots(gold), "label": first.label}
-        GoldChange.objects.create(
-            gold=gold, who=user, before=before, after=after, why=why or "adjudicated by hand"
-        )
+        GoldChange.objects.create(gold=gold, who=user, before=before, after=after, why=why)
     return gold
 
 

@@ -48,7 +48,11 @@ class ProposeForm(forms.Form):
     slot = forms.ChoiceField(choices=[("", "choose a slot…")] + [(s, s) for s in SLOT_NAMES])
     value_a = forms.ChoiceField(label="one value")
     value_b = forms.ChoiceField(label="the other value")
-    chosen = forms.ChoiceField(label="the slot takes", help_text="one of the two values")
+    chosen = forms.ChoiceField(
+        label="the slot takes",
+        help_text="one of the two values",
+        error_messages={"required": "the slot takes: choose one of the two values"},
+    )
     rule = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), help_text="the convention in words")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -72,9 +76,8 @@ class ProposeForm(forms.Form):
 
 @require_role(ADJUDICATOR, ADMIN)
 def conventions(request: HttpRequest) -> HttpResponse:
-    initial = {
-        k: request.GET[k] for k in ("round", "slot", "value_a", "value_b", "chosen") if k in request.GET
-    }
+    # a link fills in the dispute, never the answer: the adjudicator chooses the value the slot takes
+    initial = {k: request.GET[k] for k in ("round", "slot", "value_a", "value_b") if k in request.GET}
     form = ProposeForm(request.POST or None, initial=initial)
     if request.method == "GET" and request.htmx and request.htmx.target == "convention-values":
         return render(request, "adjudication/_convention_values.html", {"form": form})
@@ -115,6 +118,12 @@ def conventions(request: HttpRequest) -> HttpResponse:
 @require_role(ADJUDICATOR, ADMIN)
 def convention_detail(request: HttpRequest, convention_id: int) -> HttpResponse:
     convention = get_object_or_404(Convention.objects.select_related("proposer", "round"), pk=convention_id)
+    return _convention_page(request, convention)
+
+
+def _convention_page(
+    request: HttpRequest, convention: Convention, *, vote_error: str = "", status: int = 200
+) -> HttpResponse:
     votes = Vote.objects.filter(convention=convention).select_related("adjudicator").order_by("created_at")
     matches = convention_matches(convention) if convention.status in ("accepted", "proposed") else []
     shown = matches[:PREVIEW_SIZE]
@@ -131,8 +140,9 @@ def convention_detail(request: HttpRequest, convention_id: int) -> HttpResponse:
         "versions": Convention.objects.filter(number=convention.number).order_by("-version"),
         "quorum": quorum,
         "majority": majority,
+        "vote_error": vote_error,
     }
-    return render(request, "adjudication/convention.html", context)
+    return render(request, "adjudication/convention.html", context, status=status)
 
 
 def _act(request: HttpRequest, convention_id: int, action) -> HttpResponse:
@@ -149,8 +159,17 @@ def _act(request: HttpRequest, convention_id: int, action) -> HttpResponse:
 @require_POST
 @require_role(ADJUDICATOR)
 def convention_vote_view(request: HttpRequest, convention_id: int) -> HttpResponse:
+    answer = request.POST.get("approve", "")
+    if answer not in ("yes", "no"):
+        convention = get_object_or_404(
+            Convention.objects.select_related("proposer", "round"), pk=convention_id
+        )
+        return _convention_page(
+            request, convention, vote_error="approve: choose approve or reject", status=400
+        )
+
     def vote(convention: Convention) -> str:
-        approve = request.POST.get("approve") == "yes"
+        approve = answer == "yes"
         after = convention_vote(
             user=request.user, convention=convention, approve=approve, comment=request.POST.get("comment", "")
         )
@@ -289,10 +308,16 @@ def gold_item(request: HttpRequest, round_id: int, item_id: int) -> HttpResponse
                 user=request.user, gold=gold, values=values, second=second, why=request.POST.get("why", "")
             )
         except AdjudicationError as error:
-            messages.error(request, str(error))
-        else:
-            messages.success(request, f"{gold.item.source_id} resolved.")
-            return redirect("gold_list", round_id)
+            return _gold_page(request, round_, gold, error=str(error), status=400)
+        messages.success(request, f"{gold.item.source_id} resolved.")
+        return redirect("gold_list", round_id)
+    return _gold_page(request, round_, gold)
+
+
+def _gold_page(
+    request: HttpRequest, round_: Round, gold: GoldItem, *, error: str = "", status: int = 200
+) -> HttpResponse:
+    item_id = gold.item_id
     annotations = list(
         Annotation.objects.filter(
             assignment__round=round_, assignment__item_id=item_id, assignment__status="done"
@@ -329,5 +354,7 @@ def gold_item(request: HttpRequest, round_id: int, item_id: int) -> HttpResponse
         "changes": gold_audit_trail(gold),
         "preview": preview,
         "can_act": has_role(request.user, ADJUDICATOR),
+        "error": error,
+        "why": request.POST.get("why", "") if error else "",
     }
-    return render(request, "adjudication/gold_item.html", context)
+    return render(request, "adjudication/gold_item.html", context, status=status)

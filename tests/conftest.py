@@ -123,14 +123,15 @@ def gold_round(submitted, adjudicator):
 
     gold_sync(submitted)
     golds = {g.item.source_id: g for g in GoldItem.objects.filter(round=submitted).select_related("item")}
-    gold_resolve(user=adjudicator, gold=golds["t1-0"], values={"agency": "i"})
-    gold_resolve(user=adjudicator, gold=golds["t2-0"], values={"agency": "someone-else"})
+    gold_resolve(user=adjudicator, gold=golds["t1-0"], values={"agency": "i"}, why="the writer acts")
+    gold_resolve(user=adjudicator, gold=golds["t2-0"], values={"agency": "someone-else"}, why="another acts")
     other = "very" if PRED["intensity"] != "very" else "plain"
     gold_resolve(
         user=adjudicator,
         gold=golds["t3-0"],
         values={"intensity": PRED["intensity"]},
         second={"intensity": other},
+        why="both readings hold",
     )
     assert GoldItem.objects.filter(round=submitted, status="resolved").count() == 4
     return submitted

@@ -2,7 +2,10 @@
 
 import csv
 import io
+import itertools
 import json
+import re
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -10,6 +13,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from adjudication.analytics import round_analysis, round_table
+from adjudication.analytics_views import _chart
 from annotator.models import Assignment, Round
 from annotator.sampling import item_set_from_items
 from annotator.services import annotation_submit, round_create
@@ -210,3 +214,97 @@ def test_an_empty_round_says_so(adjudicator_client, items, annotator, other_anno
     round_ = Round.objects.create(name="empty", item_set=item_set_from_items(name="e", items=items))
     page = adjudicator_client.get(reverse("agreement", args=[round_.pk])).content.decode()
     assert "No submissions yet: no annotator is assigned to this round (2 per item)." in page
+
+
+CONTROL_NEEDED = "A blind control needs a blind round over the same items, annotated by other annotators"
+
+
+def control_options(page):
+    select = re.search(r'<select name="control"[^>]*>(.*?)</select>', page, re.S)
+    return select.group(1) if select else None
+
+
+def test_the_blind_control_offers_only_blind_rounds_sharing_items_with_how_many(
+    adjudicator_client, submitted, blind_round, items, annotator, other_annotator
+):
+    submit(blind_round, annotator, lambda k, item: dict(PRED))
+    submit(blind_round, other_annotator, lambda k, item: dict(PRED))
+    # a blind round with no submitted item in common: it cannot be a control
+    Round.objects.create(name="unrelated", item_set=item_set_from_items(name="u", items=items[:1]))
+    response = adjudicator_client.get(reverse("anchoring", args=[submitted.pk]))
+    options = control_options(response.content.decode())
+    assert response.status_code == 200
+    assert f'<option value="{blind_round.pk}">blind (4 items in both rounds)</option>' in options
+    assert "unrelated" not in options
+
+
+def test_without_a_blind_round_over_the_same_items_the_page_says_what_a_control_needs(
+    adjudicator_client, submitted, items
+):
+    unrelated = Round.objects.create(name="unrelated", item_set=item_set_from_items(name="u", items=items))
+    url = reverse("anchoring", args=[submitted.pk])
+    page = adjudicator_client.get(url).content.decode()
+    assert CONTROL_NEEDED in page and control_options(page) is None
+    # a hand-made address choosing it gets the same explanation, not an empty table
+    chosen = adjudicator_client.get(url, {"control": unrelated.pk})
+    text = chosen.content.decode()
+    assert chosen.status_code == 400
+    assert "unrelated shares no submitted item with prefilled" in text and CONTROL_NEEDED in text
+    assert 'id="arms-table"' not in text and "undefined" not in text
+    assert adjudicator_client.get(url, {"control": "abc"}).status_code == 400
+    assert adjudicator_client.get(url, {"control": unrelated.pk, "format": "csv"}).status_code == 400
+
+
+def tick_labels(page):
+    return re.findall(r'class="tick">([^<]*)</text>', page)
+
+
+@pytest.mark.parametrize(
+    "lowest, labels",
+    [
+        (0.2, ["0", "0.25", "0.5", "0.75", "1"]),
+        (-0.1, ["-0.5", "-0.25", "0", "0.25", "0.5", "0.75", "1"]),
+        (-0.8, ["-1", "-0.5", "0", "0.5", "1"]),
+    ],
+)
+def test_the_chart_ticks_are_evenly_spaced_and_unique(lowest, labels):
+    slot = SimpleNamespace(slot="agency", alpha=lowest, ci_low=lowest, ci_high=0.9, degenerate=False)
+    chart = _chart(SimpleNamespace(slots=[slot]))
+    assert [t["label"] for t in chart["ticks"]] == labels
+    gaps = {round(b["x"] - a["x"], 6) for a, b in itertools.pairwise(chart["ticks"])}
+    assert len(gaps) == 1
+
+
+def test_the_dashboard_chart_draws_each_tick_once(adjudicator_client, submitted):
+    page = adjudicator_client.get(reverse("agreement", args=[submitted.pk])).content.decode()
+    labels = tick_labels(page)
+    assert len(labels) == len(set(labels)) and labels[-1] == "1"
+
+
+def test_an_empty_round_leaves_the_resample_note_out(adjudicator_client, items):
+    round_ = Round.objects.create(name="empty", item_set=item_set_from_items(name="e", items=items))
+    page = adjudicator_client.get(reverse("agreement", args=[round_.pk])).content.decode()
+    assert "resamples" not in page and "No submissions yet" in page
+
+
+def test_the_same_pass_for_a_and_b_is_refused_with_no_figure(adjudicator_client, submitted, annotator):
+    key = f"{submitted.pk}:{annotator.pk}"
+    url = reverse("flows", args=[submitted.pk])
+    response = adjudicator_client.get(url, {"a": key, "b": key})
+    page = response.content.decode()
+    assert response.status_code == 400
+    assert "pass A and pass B are the same pass (prefilled: alice): choose two different passes" in page
+    assert 'id="pass-agreement"' not in page and 'id="flow-table"' not in page and "1.000" not in page
+    assert adjudicator_client.get(url, {"a": key, "b": key, "format": "csv"}).status_code == 400
+    api = adjudicator_client.get(reverse("api_flows", args=[submitted.pk]), {"a": key, "b": key})
+    assert api.status_code == 400 and "same pass" in api.json()["detail"]
+
+
+def test_the_flows_page_compares_two_different_passes_by_default(
+    adjudicator_client, prefilled_round, annotator
+):
+    # one annotator has submitted: two passes (alice and the parser); B is not A by default
+    submit(prefilled_round, annotator, lambda k, item: dict(PRED))
+    response = adjudicator_client.get(reverse("flows", args=[prefilled_round.pk]))
+    page = response.content.decode()
+    assert response.status_code == 200 and "(prefilled: alice vs prefilled: parser prefill)" in page

@@ -69,8 +69,10 @@ def test_the_gold_page_shows_the_trail_not_raw_dictionaries(client, adjudicator,
 def test_dropping_the_second_construal_reads_as_such(submitted, adjudicator):
     gold_sync(submitted)
     gold = GoldItem.objects.get(round=submitted, item__source_id="t3-0")
-    gold_resolve(user=adjudicator, gold=gold, values={"intensity": "plain"}, second={"intensity": "very"})
-    gold_resolve(user=adjudicator, gold=gold, values={})
+    gold_resolve(
+        user=adjudicator, gold=gold, values={"intensity": "plain"}, second={"intensity": "very"}, why="both"
+    )
+    gold_resolve(user=adjudicator, gold=gold, values={}, why="one reading after all")
     latest = gold_audit_trail(gold)[0]
-    assert latest.why == "adjudicated by hand"
+    assert latest.why == "one reading after all"
     assert [d.text for d in latest.diffs] == ["construal 2 dropped"]

@@ -2,6 +2,7 @@
 judgements of a tiny NLI model built here: figures checked against their pairwise definitions."""
 
 import itertools
+import re
 
 import pytest
 
@@ -10,6 +11,8 @@ from adjudication.models import EntailmentJudgement, GoldConstrual
 from annotator.models import Item
 from jobs.models import LineVerification
 from jobs.services import job_run, job_verify_start
+from nsmcore.render import render
+from nsmcore.schema import Explication
 from nsmcore.tiny import build_tiny_nli
 from nsmcore.verifier import text_key
 
@@ -145,3 +148,44 @@ def test_before_any_verification_the_report_says_what_to_do(client, gold_round, 
     assert 'id="calibration-empty"' in page and "run a verification job" in page
     client.force_login(annotator)
     assert client.get(f"/adjudicate/rounds/{gold_round.pk}/calibration/").status_code == 403
+
+
+def test_marking_a_line_updates_the_counter_in_the_same_response(client, gold_round, adjudicator):
+    client.force_login(adjudicator)
+    total = sum(len(v) for v in gold_lines(gold_round).values())
+    item_id, item_lines = next(iter(gold_lines(gold_round).items()))
+    body = mark(client, gold_round, item_id, item_lines[0].text, "yes").content.decode()
+    assert body.startswith('<li class="judgement yes"')
+    assert (
+        '<p id="judgement-progress" hx-swap-oob="true">' in body and f"<strong>1 / {total}</strong>" in body
+    )
+    # a page without JavaScript posts the form and comes back to the page, counter and all
+    plain = client.post(
+        f"/adjudicate/rounds/{gold_round.pk}/judgements/{item_id}/",
+        {"line": item_lines[1].text, "entailed": "no", "page": "1"},
+    )
+    assert plain.status_code == 302 and plain["Location"].endswith(
+        f"/rounds/{gold_round.pk}/judgements/?page=1"
+    )
+    assert EntailmentJudgement.objects.count() == 2
+
+
+def test_lines_of_a_second_construal_say_which_construal(client, gold_round, adjudicator):
+    client.force_login(adjudicator)
+    gold = GoldConstrual.objects.filter(gold__round=gold_round, index=2).get().gold
+    first, second = (
+        {line.text for line in render(Explication.from_dict(c.slots))} for c in gold.construals.all()
+    )
+    page = client.get(f"/adjudicate/rounds/{gold_round.pk}/judgements/").content.decode()
+    section = re.search(rf'data-item="{gold.item.source_id}">(.*?)</section>', page, re.S).group(1)
+    for line in second - first:
+        assert re.search(
+            rf'data-line="{re.escape(line)}">\s*<span class="tag construal">construal 2</span>', section
+        )
+    for line in first - second:
+        assert re.search(
+            rf'data-line="{re.escape(line)}">\s*<span class="tag construal">construal 1</span>', section
+        )
+    assert section.count('class="tag construal"') == len(first ^ second) > 0
+    one = re.search(r'data-item="t1-0">(.*?)</section>', page, re.S).group(1)
+    assert "construal" not in one

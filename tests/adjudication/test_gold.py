@@ -173,7 +173,7 @@ def test_two_construals_are_stored_with_their_pivotal_slots(submitted, adjudicat
     change = gold.changes.last()
     assert change.why == "both readings hold" and change.after["second"]["intensity"] == "very"
     # resolving again with one construal drops the second
-    gold_resolve(user=adjudicator, gold=gold, values={"intensity": "plain"})
+    gold_resolve(user=adjudicator, gold=gold, values={"intensity": "plain"}, why="one reading after all")
     assert gold.construals.count() == 1
     assert GoldChange.objects.filter(gold=gold).count() == 3
 
@@ -182,9 +182,9 @@ def test_resolving_by_hand_needs_every_open_slot(submitted, adjudicator):
     gold_sync(submitted)
     gold = golds(submitted)["t1-0"]
     with pytest.raises(AdjudicationError, match="choose a value for every unresolved slot: agency"):
-        gold_resolve(user=adjudicator, gold=gold, values={"body": "yes"})
+        gold_resolve(user=adjudicator, gold=gold, values={"body": "yes"}, why="a body word")
     with pytest.raises(AdjudicationError, match="must differ from the first"):
-        gold_resolve(user=adjudicator, gold=gold, values={"agency": "i"}, second={"agency": "i"})
+        gold_resolve(user=adjudicator, gold=gold, values={"agency": "i"}, second={"agency": "i"}, why="x")
     gold.refresh_from_db()
     assert gold.status == "open" and gold.construals.get().slots["body"] == "no"
 
@@ -204,3 +204,13 @@ def test_an_item_enters_gold_when_its_last_annotation_arrives(prefilled_round, a
     annotation_submit(assignment=last, user=other_annotator, values=dict(PRED), base_version=0)
     assert gold_sync(prefilled_round) == 1
     assert golds(prefilled_round)["t4-0"].status == "resolved"
+
+
+@pytest.mark.parametrize("why", ["", "   "])
+def test_resolving_by_hand_needs_a_reason(submitted, adjudicator, why):
+    gold_sync(submitted)
+    gold = GoldItem.objects.get(round=submitted, item__source_id="t3-0")
+    with pytest.raises(AdjudicationError, match="why: say why the item is resolved this way"):
+        gold_resolve(user=adjudicator, gold=gold, values={"intensity": "plain"}, why=why)
+    gold.refresh_from_db()
+    assert gold.status == "open" and not GoldChange.objects.filter(gold=gold, who=adjudicator).exists()

@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 
 from adjudication.gold import convention_propose, convention_vote, gold_sync
-from adjudication.models import Convention, GoldItem
+from adjudication.models import Convention, GoldChange, GoldItem, Vote
 from nsmcore.schema import SLOT_BY_NAME, SLOT_NAMES
 
 
@@ -102,8 +102,9 @@ def test_resolving_by_hand_through_the_page(client, adjudicator, submitted):
     url = reverse("gold_item", args=[submitted.pk, gold.item_id])
     page = client.get(url).content.decode()
     assert "<em>unresolved</em>" in page
-    missing = client.post(url, {"body": "no"}, follow=True).content.decode()
-    assert "choose a value for every unresolved slot: intensity" in missing
+    missing = client.post(url, {"body": "no", "why": "no body word"})
+    assert missing.status_code == 400
+    assert "choose a value for every unresolved slot: intensity" in missing.content.decode()
     response = client.post(
         url, {"intensity": "plain", "two_construals": "1", "second_intensity": "very", "why": "both"}
     )
@@ -180,3 +181,65 @@ def test_without_a_slot_the_value_lists_group_every_slots_values(client, adjudic
     page = client.get(reverse("conventions")).content.decode()
     value_a = re.search(r'<select name="value_a"[^>]*>(.*?)</select>', page, re.S).group(1)
     assert re.findall(r'<optgroup label="([a-z_]+)"', value_a) == list(SLOT_NAMES)
+
+
+def test_resolving_by_hand_without_a_reason_is_a_400_naming_why_and_writes_nothing(
+    client, adjudicator, submitted
+):
+    client.force_login(adjudicator)
+    gold_sync(submitted)
+    gold = GoldItem.objects.get(round=submitted, item__source_id="t3-0")
+    changes = GoldChange.objects.count()
+    url = reverse("gold_item", args=[submitted.pk, gold.item_id])
+    response = client.post(url, {"intensity": "plain", "why": "  "})
+    page = response.content.decode()
+    assert response.status_code == 400
+    assert "why: say why the item is resolved this way" in page and 'id="resolve-form"' in page
+    gold.refresh_from_db()
+    assert gold.status == "open" and GoldChange.objects.count() == changes
+    assert "why (required)" in client.get(url).content.decode()
+
+
+def vote_form(page):
+    return re.search(r'<form[^>]*id="vote-form".*?</form>', page, re.S).group(0)
+
+
+@pytest.mark.parametrize("choice", [{}, {"approve": "maybe"}])
+def test_the_vote_form_preselects_nothing_and_a_vote_without_a_choice_is_refused(
+    client, adjudicator, other_adjudicator, submitted, choice
+):
+    convention = convention_propose(
+        user=adjudicator, round_=submitted, slot="agency", value_a="i", value_b="someone-else", chosen="i",
+        rule="The writer's own act takes agency=i.",
+    )  # fmt: skip
+    client.force_login(other_adjudicator)
+    form = vote_form(client.get(reverse("convention", args=[convention.pk])).content.decode())
+    assert "checked" not in form and 'name="approve" value="yes" required' in form
+    response = client.post(reverse("convention_vote", args=[convention.pk]), {"comment": "ok", **choice})
+    page = response.content.decode()
+    assert response.status_code == 400
+    assert "approve: choose approve or reject" in page and 'id="vote-form"' in page
+    assert not Vote.objects.exists()
+    convention.refresh_from_db()
+    assert convention.status == "proposed"
+
+
+def test_a_conflict_link_leaves_the_value_the_slot_takes_to_the_adjudicator(client, adjudicator, submitted):
+    client.force_login(adjudicator)
+    gold_sync(submitted)  # t1-0: alice says agency=i, bob someone-else
+    item = GoldItem.objects.get(round=submitted, item__source_id="t1-0").item_id
+    page = client.get(reverse("conflict_item", args=[submitted.pk, item])).content.decode()
+    link = re.search(r'class="propose" href="([^"]+)"', page).group(1).replace("&amp;", "&")
+    assert "chosen=" not in link
+    flows = client.get(reverse("flows", args=[submitted.pk])).content.decode()
+    assert "chosen=" not in re.search(r'class="propose" href="([^"]+)"', flows).group(1)
+    # even a hand-made address does not preselect it
+    arrived = client.get(link.split("#")[0] + "&chosen=i").content.decode()
+    chosen = re.search(r'<select name="chosen"[^>]*>(.*?)</select>', arrived, re.S).group(1)
+    assert "selected" not in chosen.replace('<option value="" selected>', "")
+    data = {"round": submitted.pk, "slot": "agency", "value_a": "i", "value_b": "someone-else",
+            "rule": "The writer's own act takes agency=i.", "from": "conflict"}  # fmt: skip
+    response = client.post(reverse("conventions"), data)
+    assert response.status_code == 400
+    assert "the slot takes: choose one of the two values" in response.content.decode()
+    assert not Convention.objects.exists()

@@ -27,11 +27,14 @@ def test_two_adjudicators_settle_conflicts_into_gold(
     # the flow's slot and values arrive chosen; the value lists are the slot's own
     expect(page.locator("#propose-form select[name=slot]")).to_have_value("agency")
     expect(page.locator("#propose-form select[name=value_a]")).to_have_value("i")
+    # the answer is the adjudicator's to give: nothing arrives chosen
+    expect(page.locator("#propose-form select[name=chosen]")).to_have_value("")
     page.select_option("#propose-form select[name=chosen]", "i")
     page.fill("#propose-form textarea[name=rule]", "The writer's own doing keeps agency=i.")
     page.click("#propose-form button[type=submit]")
     expect(page.locator("#convention-status")).to_have_text("proposed")
-    page.check("#vote-form input[value=yes]")
+    expect(page.locator("#vote-form input[name=approve]:checked")).to_have_count(0)
+    page.check("#vote-form input[name=approve][value=yes]")
     page.click("#vote-form button[type=submit]")
     expect(page.locator("#votes")).to_contain_text("carol: approve")
 
@@ -42,6 +45,7 @@ def test_two_adjudicators_settle_conflicts_into_gold(
     log_in(other, live_server, "dave")
     other.goto(f"{live_server.url}/adjudicate/conventions/")
     other.click("tr[data-convention='C1 v1'] a")
+    other.check("#vote-form input[name=approve][value=yes]")
     other.fill("#vote-form input[name=comment]", "matches the guidelines")
     other.click("#vote-form button[type=submit]")
     expect(other.locator("#convention-status")).to_have_text("accepted")
