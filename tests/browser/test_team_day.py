@@ -143,6 +143,7 @@ def test_a_team_builds_and_exports_a_gold_corpus_in_the_browser(
 
     log_in(page, live_server, "judge2", "judge2-secret-1")
     page.goto(convention_url)
+    page.check("#vote-form input[name=approve][value=yes]")
     page.click("#vote-form button[type=submit]")
     expect(page.locator("#convention-status")).to_have_text("accepted")
     expect(page.locator("#preview tbody tr")).to_have_count(N_ITEMS)
