@@ -157,6 +157,7 @@ def one_job_of_each_kind(admin_user, prefilled_round):
     return prefill, verify, export
 
 
+@pytest.hookimpl(trylast=True)  # after the session's fixtures (the test database) are torn down
 def pytest_sessionfinish(session, exitstatus):
     """Remove this run's places (config/settings/test.py), and those of runs killed more than a
     day ago (they could not remove their own)."""
