@@ -157,6 +157,8 @@ class Assignment(models.Model):
         indexes = [
             # the queue: an annotator's next pending item in a round, and progress counts
             models.Index(fields=["annotator", "round", "status", "position"], name="assignment_queue_idx"),
+            # the annotation page: previous / next item and the item's place, whatever their status
+            models.Index(fields=["annotator", "round", "position"], name="assignment_order_idx"),
         ]
         ordering = ["position"]
 

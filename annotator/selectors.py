@@ -87,12 +87,15 @@ def queue_for_user(user: AbstractBaseUser) -> list[QueueRow]:
     return [QueueRow(r, r.assigned, r.done, r.skipped) for r in rounds]
 
 
-def round_progress(user: AbstractBaseUser, round_id: int) -> tuple[int, int]:
-    """(done, assigned) for one annotator in one round, counted in the database."""
+def round_progress(user: AbstractBaseUser, round_id: int, *, position: int = 0) -> tuple[int, int, int]:
+    """(done, assigned, place) for one annotator in one round, counted in one query: ``place``
+    is the 1-based place in their queue of the item at ``position``."""
     counts = Assignment.objects.filter(annotator=user, round_id=round_id).aggregate(
-        done=Count("pk", filter=Q(status=Assignment.Status.DONE)), assigned=Count("pk")
+        done=Count("pk", filter=Q(status=Assignment.Status.DONE)),
+        assigned=Count("pk"),
+        before=Count("pk", filter=Q(position__lt=position)),
     )
-    return counts["done"], counts["assigned"]
+    return counts["done"], counts["assigned"], counts["before"] + 1
 
 
 def next_assignment(user: AbstractBaseUser, round_id: int, *, after: int | None = None) -> Assignment | None:
@@ -125,14 +128,6 @@ def neighbours(assignment: Assignment) -> tuple[Assignment | None, Assignment | 
     before = mine.filter(position__lt=assignment.position).order_by("-position").first()
     after = mine.filter(position__gt=assignment.position).order_by("position").first()
     return before, after
-
-
-def queue_position(assignment: Assignment) -> int:
-    """The 1-based place of this item in the annotator's queue of the round."""
-    before = Assignment.objects.filter(
-        annotator_id=assignment.annotator_id, round_id=assignment.round_id, position__lt=assignment.position
-    ).count()
-    return before + 1
 
 
 def round_for_user(user: AbstractBaseUser, round_id: int) -> Round:

@@ -23,7 +23,6 @@ from annotator.selectors import (
     next_assignment,
     prefill_for,
     queue_for_user,
-    queue_position,
     round_for_user,
     round_items_for_user,
     round_progress,
@@ -96,9 +95,8 @@ def _page(
         else:
             # Prefilled rounds start at the parser's values, blind ones at the schema defaults.
             values = {**DEFAULTS, **(prefill or {}), "residue": "", "notes": "", "flags": []}
-    done, assigned = round_progress(request.user, round_.pk)
+    done, assigned, place = round_progress(request.user, round_.pk, position=assignment.position)
     previous, following = neighbours(assignment)
-    place = queue_position(assignment)
     context = {
         "assignment": assignment,
         "round": round_,
