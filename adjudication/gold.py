@@ -19,11 +19,11 @@ from django.utils import timezone
 
 from adjudication.analytics import round_analysis, round_signature
 from adjudication.models import Convention, GoldChange, GoldConstrual, GoldItem, Vote
-from adjudication.rulesets import active_rule_set
 from annotator.models import Assignment, Item, Round
 from annotator.versions import round_version
 from nsmcore.mapper import route_batch
 from nsmcore.schema import SLOT_BY_NAME, SLOT_NAMES, SLOTS
+from rules.rulesets import active_rule_set
 
 UNANIMOUS, CONVENTION, ADJUDICATED = "unanimous", "convention", "adjudicated"
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from adjudication.gold import AdjudicationError
-from adjudication.rulesets import active_rule_set
 from nsmcore import route
 from nsmcore.mapper import Routing
 from nsmcore.render import Line, render_value
 from nsmcore.schema import SLOT_BY_NAME, SLOT_NAMES
+from rules.rulesets import active_rule_set
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,8 @@ from typing import Any
 from django.db import connection, transaction
 from django.utils import timezone
 
-from adjudication.rulesets import active_rule_set
 from annotator.models import Item
+from rules.rulesets import active_rule_set
 
 APPRAISALS: tuple[str, ...] = (
     "suddenness",

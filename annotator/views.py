@@ -7,9 +7,9 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 import nsmcore
-from adjudication.rulesets import active_rule_set
 from nsmcore.guidance import SLOT_HELP, VALUE_HELP
 from nsmcore.schema import GROUPS, SLOTS
+from rules.rulesets import active_rule_set
 
 
 @login_required

@@ -13,7 +13,6 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 import nsmcore
-from adjudication.rulesets import active_rule_set
 from annotator.guidance import KEYS, slot_groups
 from annotator.models import FLAGS, SLOT_FIELDS, Annotation, Assignment
 from annotator.selectors import (
@@ -30,6 +29,7 @@ from annotator.selectors import (
 )
 from annotator.services import AnnotationInvalid, StaleSave, annotation_submit, assignment_skip
 from nsmcore.schema import SLOTS
+from rules.rulesets import active_rule_set
 
 DEFAULTS: dict[str, str] = {slot.name: slot.default for slot in SLOTS}
 # what an annotator calls each status of their items

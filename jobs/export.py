@@ -22,13 +22,13 @@ from django.db.models import F, Max
 
 import nsmcore
 from adjudication.models import Convention, GoldChange, GoldItem
-from adjudication.rulesets import active_rule_set
 from annotator.models import ItemSet, Round
 from jobs.export_records import Tally, TierLists, batch_records, gold_batches
 from jobs.models import Export, Job
-from jobs.services import JobError, _job_create, job_stopped
+from jobs.services import JobError, job_create, job_kind_register, job_stopped
 from nsmcore import emoexpl
 from nsmcore.verifier import Verifier, VerifierUnavailable
+from rules.rulesets import active_rule_set
 
 SCHEMA_NAME = "record.schema.json"
 
@@ -55,7 +55,7 @@ def export_start(
     if not gold.exists() and not _unsynced_rounds(round_):
         where = f"round {round_.name}" if round_ else "any round"
         raise JobError(f"{where} has no resolved gold item yet: nothing to export")
-    return _job_create(
+    return job_create(
         Job.Kind.EXPORT, user=user, item_set=None, round_=round_, key=f"export|{model or '-'}",
         params={"model": model, "verify": verify}, enqueue=enqueue,
     )  # fmt: skip
@@ -185,6 +185,7 @@ def export_write(
     return pending.path, manifest
 
 
+@job_kind_register(Job.Kind.EXPORT)
 def run_export(job: Job) -> bool:
     """The worker's side of an export job."""
     from jobs.verification import verifier_build

@@ -21,6 +21,19 @@ log = logging.getLogger(__name__)
 TEXT_FIELDS = (Round.TEXT_GENERATED, Round.TEXT_MASKED)
 
 
+#: how each kind of job runs in the worker: {kind: runner(job) -> completed}. A feature's module
+#: registers its kind (jobs/apps.py imports them), so this plumbing imports no feature.
+RUNNERS: dict[str, Callable[[Job], bool]] = {}
+
+
+def job_kind_register(kind: str) -> Callable[[Callable[[Job], bool]], Callable[[Job], bool]]:
+    def register(runner: Callable[[Job], bool]) -> Callable[[Job], bool]:
+        RUNNERS[kind] = runner
+        return runner
+
+    return register
+
+
 class JobError(ValueError):
     """A job that cannot be started or changed; the message says why."""
 
@@ -66,13 +79,13 @@ def job_prefill_start(
         "text_field": text_field,
         "overwrite": overwrite,
     }
-    return _job_create(
+    return job_create(
         Job.Kind.PREFILL, user=user, item_set=item_set, round_=round_, key=f"{backend}|{model}|{mode}",
         params=params, total=total, enqueue=enqueue,
     )  # fmt: skip
 
 
-def _job_create(
+def job_create(
     kind: str, *, user, item_set: ItemSet | None, round_: Round | None, key: str, params: dict,
     total: int = 0, enqueue: bool,
 ) -> Job:  # fmt: skip
@@ -98,43 +111,13 @@ def _job_create(
     return job
 
 
-def job_verify_start(
-    *,
-    user,
-    item_set: ItemSet | None = None,
-    round_: Round | None = None,
-    parser: str = "",
-    model: str = "",
-    text_field: str = "",
-    enqueue: bool = True,
-) -> Job:
-    """Verify a parser's explications over an item set, or a round's gold. Only what is known
-    without loading the model is refused here (no model folder, a hub name not cached): this runs
-    in a web request. A model that cannot be loaded fails the job, at once, with the reason."""
-    from jobs.verification import GOLD, verifier_available
-
-    if (item_set is None) == (round_ is None):
-        raise JobError("choose an item set (with a parser) or a round (its gold), not both")
-    if item_set is not None and not parser:
-        raise JobError("choose the parser whose explications are verified")
-    try:
-        model = verifier_available(model)
-    except VerifierUnavailable as error:
-        raise JobError(str(error)) from None
-    source = GOLD if round_ is not None else parser
-    params = {"source": source, "model": model, "text_field": text_field or Round.TEXT_GENERATED}
-    return _job_create(
-        Job.Kind.VERIFY, user=user, item_set=item_set or round_.item_set, round_=round_,
-        key=f"{source}|{model}", params=params, enqueue=enqueue,
-    )  # fmt: skip
-
-
 def job_enqueue(*, job: Job) -> None:
     """Send the job to the broker. A broker that cannot be reached fails the job, with the reason."""
-    from jobs.tasks import run_job
+    # by name: jobs.tasks imports this module (the task is registered when the app is ready)
+    from celery import current_app
 
     try:
-        result = run_job.delay(job.pk)
+        result = current_app.tasks["jobs.run_job"].delay(job.pk)
     except Exception as error:  # kombu raises several kinds; the job must not stay queued forever
         log.exception("could not enqueue job %s", job.pk)
         _finish(job.pk, Job.Status.FAILED, f"the job queue cannot be reached: {error}", from_=("queued",))
@@ -189,16 +172,10 @@ def job_run(job_id: int, *, parser_factory: Callable[..., Parser] = parser_build
         return
     job = Job.objects.select_related("item_set", "round").get(pk=job_id)
     try:
-        if job.kind == Job.Kind.VERIFY:
-            from jobs.verification import run_verify
-
-            completed = run_verify(job)
-        elif job.kind == Job.Kind.EXPORT:
-            from jobs.export import run_export
-
-            completed = run_export(job)
-        else:
+        if job.kind == Job.Kind.PREFILL:
             completed = _run_prefill(job, parser_factory)
+        else:
+            completed = RUNNERS[job.kind](job)
         if completed:
             _finish(job.pk, Job.Status.DONE, "")
     except (ParserUnavailable, VerifierUnavailable) as error:

@@ -11,9 +11,9 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 
-from annotator.models import Item, ItemSetMember, ParserPrediction, Round
+from annotator.models import Item, ItemSet, ItemSetMember, ParserPrediction, Round
 from jobs.models import Job, LineVerification
-from jobs.services import job_stopped
+from jobs.services import JobError, job_create, job_kind_register, job_stopped
 from nsmcore.render import render
 from nsmcore.schema import Explication
 from nsmcore.verifier import LineScore, Verifier, VerifierUnavailable, item_score, model_unavailable
@@ -140,6 +140,7 @@ def explications_for(job: Job) -> list[tuple[int, str, list[dict[str, str]]]]:
     return [(i, items[i].text_for(field), [newest[i]]) for i in ids if i in newest]
 
 
+@job_kind_register(Job.Kind.VERIFY)
 def run_verify(job: Job) -> bool:
     verifier = verifier_build(job.params.get("model", ""))
     work = explications_for(job)
@@ -184,3 +185,32 @@ def run_verify(job: Job) -> bool:
     }
     Job.objects.filter(pk=job.pk).update(summary=summary)
     return True
+
+
+def job_verify_start(
+    *,
+    user,
+    item_set: ItemSet | None = None,
+    round_: Round | None = None,
+    parser: str = "",
+    model: str = "",
+    text_field: str = "",
+    enqueue: bool = True,
+) -> Job:
+    """Verify a parser's explications over an item set, or a round's gold. Only what is known
+    without loading the model is refused here (no model folder, a hub name not cached): this runs
+    in a web request. A model that cannot be loaded fails the job, at once, with the reason."""
+    if (item_set is None) == (round_ is None):
+        raise JobError("choose an item set (with a parser) or a round (its gold), not both")
+    if item_set is not None and not parser:
+        raise JobError("choose the parser whose explications are verified")
+    try:
+        model = verifier_available(model)
+    except VerifierUnavailable as error:
+        raise JobError(str(error)) from None
+    source = GOLD if round_ is not None else parser
+    params = {"source": source, "model": model, "text_field": text_field or Round.TEXT_GENERATED}
+    return job_create(
+        Job.Kind.VERIFY, user=user, item_set=item_set or round_.item_set, round_=round_,
+        key=f"{source}|{model}", params=params, enqueue=enqueue,
+    )  # fmt: skip

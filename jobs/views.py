@@ -16,7 +16,8 @@ from annotator.roles import ADMIN, require_role
 from jobs.forms import ExportForm, PrefillForm, VerifyForm
 from jobs.models import Export, Job
 from jobs.selectors import jobs_recent, legality_report
-from jobs.services import JobConflict, JobError, job_cancel, job_prefill_start, job_resume, job_verify_start
+from jobs.services import JobConflict, JobError, job_cancel, job_prefill_start, job_resume
+from jobs.verification import job_verify_start
 
 
 @require_role(ADMIN)

@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
+    "rules",
     "annotator",
     "adjudication",
     "jobs",

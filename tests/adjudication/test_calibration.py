@@ -10,7 +10,8 @@ from adjudication.calibration import calibration_report, gold_lines
 from adjudication.models import EntailmentJudgement, GoldConstrual
 from annotator.models import Item
 from jobs.models import LineVerification
-from jobs.services import job_run, job_verify_start
+from jobs.services import job_run
+from jobs.verification import job_verify_start
 from nsmcore.render import render
 from nsmcore.schema import Explication
 from nsmcore.tiny import build_tiny_nli

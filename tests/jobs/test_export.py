@@ -13,7 +13,6 @@ import jsonschema
 import pytest
 from django.core.management import CommandError, call_command
 
-from adjudication.rulesets import active_rule_set
 from annotator.models import Item
 from jobs import export as export_module
 from jobs.export import export_start
@@ -23,6 +22,7 @@ from nsmcore.emoexpl import dumps, record_schema
 from nsmcore.render import render
 from nsmcore.schema import Explication
 from nsmcore.tiny import build_tiny_nli
+from rules.rulesets import active_rule_set
 from tests.explications import PRED
 
 pytest.importorskip("torch", reason="torch is in requirements.txt; this guards a partial install")

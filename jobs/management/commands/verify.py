@@ -10,7 +10,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from jobs.management.commands._progress import run_with_progress, scope_from_options
 from jobs.models import Job
-from jobs.services import JobError, job_verify_start
+from jobs.services import JobError
+from jobs.verification import job_verify_start
 
 
 class Command(BaseCommand):

@@ -5,8 +5,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from adjudication.rulesets import active_rule_set, rule_set_summary
 from nsmcore.schema import SLOTS
+from rules.rulesets import active_rule_set, rule_set_summary
 
 
 @login_required
@@ -43,4 +43,4 @@ def rule_set_detail(request: HttpRequest) -> HttpResponse:
         "abstain_bar": 100 * regions["abstain"] / largest,
         "suite": summary["suite"],
     }
-    return render(request, "adjudication/rule_set.html", context)
+    return render(request, "rules/rule_set.html", context)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from adjudication import views
+from rules import views
 
 urlpatterns = [
     path("", views.rule_set_detail, name="rule_set"),
