@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 import nsmcore
-from annotator.guidance import KEYS, slot_groups
+from annotator.annotation_form import KEYS, slot_groups
 from annotator.models import FLAGS, SLOT_FIELDS, Annotation, Assignment
 from annotator.selectors import (
     annotation_of,

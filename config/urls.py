@@ -8,7 +8,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 urlpatterns = [
     path("", include("annotator.urls")),
     path("", include("jobs.urls")),
-    path("", include("adjudication.analytics_urls")),
+    path("", include("adjudication.urls")),
     path("rules/", include("rules.urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -1,4 +1,4 @@
-"""Short descriptions of each slot and value shown beside the choices, and the page's key map.
+"""The annotation form: its slots by group, with the one-line help beside each choice, and the page's key map.
 
 The full guidelines page (templates/annotator/guidelines.html) explains each slot at length;
 these one-liners are what an annotator reads while choosing.
