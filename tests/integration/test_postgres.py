@@ -14,7 +14,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _env(database_url: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("DJANGO_SETTINGS_MODULE",)}
+    # NSM_TEST_RUN too: a suite run from this one is a run of its own, with its own places (it
+    # would otherwise remove this run's database and folders when it ends)
+    drop = ("DJANGO_SETTINGS_MODULE", "NSM_TEST_RUN", "NSM_TEST_CACHE_URL")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
     return env | {"DATABASE_URL": database_url, "DEBUG": "1", "PYTHONPATH": str(ROOT)}
 
 
