@@ -17,11 +17,11 @@ from django.db.models import Max
 from adjudication.gold import AdjudicationError
 from adjudication.models import EntailmentJudgement, GoldConstrual, GoldItem
 from annotator.models import Item, Round
-from jobs.models import LineVerification
 from nsmcore import calibration
 from nsmcore.render import Line, render
 from nsmcore.schema import Explication
 from nsmcore.verifier import text_key
+from verification.models import LineVerification
 
 HISTOGRAM_BINS = 10
 

@@ -29,11 +29,11 @@ from annotator.models import Item  # noqa: E402
 from benchmarks.bench_parsers import crowd_texts  # noqa: E402
 from benchmarks.bulk import finished_round  # noqa: E402
 from jobs.export import export_write  # noqa: E402
-from jobs.models import LineVerification  # noqa: E402
 from nsmcore.regression import canonical_explications  # noqa: E402
 from nsmcore.render import render  # noqa: E402
 from nsmcore.tiny import build_tiny_nli  # noqa: E402
 from nsmcore.verifier import Verifier, text_key  # noqa: E402
+from verification.models import LineVerification  # noqa: E402
 
 
 def load(n: int, model: str) -> int:

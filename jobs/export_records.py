@@ -30,11 +30,12 @@ from django.db import connection
 import nsmcore
 from adjudication.models import GoldConstrual, GoldItem
 from annotator.models import Item, ItemSetMember, Round, text_in_field
-from jobs.models import LineVerification, VerifiedLines
+from jobs.models import VerifiedLines
 from nsmcore import emoexpl
 from nsmcore.render import render
 from nsmcore.schema import SLOT_NAMES, Explication
 from nsmcore.verifier import Verifier, text_key
+from verification.models import LineVerification
 
 
 @dataclass

@@ -129,27 +129,6 @@ class Job(models.Model):
         return self.status in (self.Status.FAILED, self.Status.CANCELLED) or self.stalled
 
 
-class LineVerification(models.Model):
-    """The verifier's cache: one NLI judgement of one rendered line against one text, by one
-    model at one revision. Verifying again reads these instead of running the model."""
-
-    model = models.CharField(max_length=300, help_text="model id @ revision")
-    text_sha = models.CharField(max_length=64)
-    line = models.CharField(max_length=300)
-    p_entailment = models.FloatField()
-    p_neutral = models.FloatField(null=True, blank=True)
-    p_contradiction = models.FloatField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["model", "text_sha", "line"], name="verification_unique_pair"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.line!r}: {self.p_entailment:.2f}"
-
-
 class Export(models.Model):
     """The history of EmoExpl exports: who made which archive, when, from what. The archive is a
     file in NSM_EXPORT_DIR; the row is written only once the file is complete."""
@@ -190,8 +169,8 @@ class Export(models.Model):
 
 class VerifiedLines(models.Model):
     """The export's cache: the verified lines of one gold construal as checked by one model at
-    one threshold, with its counts. Built from LineVerification the first time the construal is
-    exported, so a later export reads one short row per construal, in the same query as the
+    one threshold, with its counts. Built from LineVerification (verification app) the first time the
+    construal is exported, so a later export reads one short row per construal, in the same query as the
     construal, instead of one row per line. Only each line's probabilities are kept (the JSON
     the record carries, joined by the record separator); the rest of a line record is fixed by
     the rendering. The text and explication it was built for are kept too: when either has

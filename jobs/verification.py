@@ -12,11 +12,12 @@ from django.db import transaction
 from django.db.models import F
 
 from annotator.models import Item, ItemSet, ItemSetMember, ParserPrediction, Round
-from jobs.models import Job, LineVerification
+from jobs.models import Job
 from jobs.services import JobError, job_create, job_kind_register, job_stopped
 from nsmcore.render import render
 from nsmcore.schema import Explication
 from nsmcore.verifier import LineScore, Verifier, VerifierUnavailable, item_score, model_unavailable
+from verification.models import LineVerification
 
 GOLD = "gold"
 

@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "rules",
     "annotator",
+    "verification",
     "adjudication",
     "jobs",
 ]

@@ -9,13 +9,13 @@ import pytest
 from adjudication.calibration import calibration_report, gold_lines
 from adjudication.models import EntailmentJudgement, GoldConstrual
 from annotator.models import Item
-from jobs.models import LineVerification
 from jobs.services import job_run
 from jobs.verification import job_verify_start
 from nsmcore.render import render
 from nsmcore.schema import Explication
 from nsmcore.tiny import build_tiny_nli
 from nsmcore.verifier import text_key
+from verification.models import LineVerification
 
 pytest.importorskip("torch", reason="torch is in requirements.txt; this guards a partial install")
 

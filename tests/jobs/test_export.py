@@ -16,7 +16,7 @@ from django.core.management import CommandError, call_command
 from annotator.models import Item
 from jobs import export as export_module
 from jobs.export import export_start
-from jobs.models import Export, Job, LineVerification
+from jobs.models import Export, Job
 from jobs.services import JobError, job_resume, job_run
 from nsmcore.emoexpl import dumps, record_schema
 from nsmcore.render import render
@@ -24,6 +24,7 @@ from nsmcore.schema import Explication
 from nsmcore.tiny import build_tiny_nli
 from rules.rulesets import active_rule_set
 from tests.explications import PRED
+from verification.models import LineVerification
 
 pytest.importorskip("torch", reason="torch is in requirements.txt; this guards a partial install")
 

@@ -6,13 +6,14 @@ import pytest
 from adjudication.gold import gold_sync
 from annotator.models import ParserPrediction
 from annotator.sampling import item_set_from_items
-from jobs.models import Job, LineVerification
+from jobs.models import Job
 from jobs.services import JobError, job_prefill_start, job_run
 from jobs.verification import job_verify_start
 from nsmcore.render import render
 from nsmcore.schema import Explication
 from nsmcore.tiny import build_tiny_nli
 from tests.factories import make_items
+from verification.models import LineVerification
 
 pytest.importorskip("torch", reason="torch is in requirements.txt; this guards a partial install")
 
