@@ -1,7 +1,8 @@
 """An uploaded file waits between the preview and the confirmation.
 
-The upload is written under ``var/import-staging/`` as ``<token>.upload`` beside a
-``<token>.json`` that records its sha256, format, source, size and the admin who uploaded it.
+The upload is written in ``NSM_IMPORT_STAGING_DIR`` (default ``var/import-staging/``) as
+``<token>.upload`` beside a ``<token>.json`` that records its sha256, format, source, size and
+the admin who uploaded it.
 The token is random (a guessed one finds nothing) and is only ever used as a file name after it
 matched a strict pattern, so it cannot point outside the folder. Confirming checks the owner,
 the age (an hour at most) and that the file still has the checksum the preview page carried, then
@@ -42,7 +43,7 @@ class Staged:
 
 
 def staging_dir() -> Path:
-    return Path(settings.VAR_DIR) / "import-staging"
+    return Path(settings.NSM_IMPORT_STAGING_DIR)
 
 
 def _paths(token: str) -> tuple[Path, Path]:

@@ -189,6 +189,9 @@ NSM_VERIFIER_THRESHOLD = env_float("NSM_VERIFIER_THRESHOLD", 0.5)
 # EmoExpl exports (docs/admin.md): where archives are kept, how many gold items a batch reads,
 # and the citation the dataset card prints.
 NSM_EXPORT_DIR = BASE_DIR / env_str("NSM_EXPORT_DIR", str(VAR_DIR / "exports"))  # relative: to the checkout
+# Uploads wait here between the import preview and its confirmation (annotator/import_staging.py);
+# with several web servers it must be a folder they share.
+NSM_IMPORT_STAGING_DIR = BASE_DIR / env_str("NSM_IMPORT_STAGING_DIR", str(VAR_DIR / "import-staging"))
 NSM_EXPORT_BATCH_SIZE = env_int("NSM_EXPORT_BATCH_SIZE", 2000)
 NSM_EXPORT_CITATION = env_str(
     "NSM_EXPORT_CITATION",

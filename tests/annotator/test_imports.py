@@ -158,7 +158,7 @@ def test_only_admins_reach_the_import_pages(client, annotator, tmp_path):
 
 
 def test_the_preview_shows_rows_counts_and_writes_nothing(client, admin_user, tmp_path, settings):
-    settings.VAR_DIR = tmp_path / "var"
+    settings.NSM_IMPORT_STAGING_DIR = tmp_path / "var" / "import-staging"
     items_import(
         data=tsv("0\t11\tjoy\tI felt joy when I passed.\tI felt ... when I passed.\t3\t4\t31"), fmt="tsv"
     )
@@ -194,13 +194,13 @@ def test_the_preview_shows_rows_counts_and_writes_nothing(client, admin_user, tm
     )
     fields = _confirm_fields(body)
     assert len(fields["token"]) >= 32 and len(fields["sha256"]) == 64
-    assert list((settings.VAR_DIR / "import-staging").glob("*.upload")), "the upload waits under var/"
+    assert list(settings.NSM_IMPORT_STAGING_DIR.glob("*.upload")), "the upload waits under var/"
 
 
 def test_confirming_writes_exactly_what_was_previewed_and_the_token_is_then_spent(
     client, admin_user, tmp_path, settings
 ):
-    settings.VAR_DIR = tmp_path / "var"
+    settings.NSM_IMPORT_STAGING_DIR = tmp_path / "var" / "import-staging"
     client.force_login(admin_user)
     good = tmp_path / "items.tsv"
     good.write_text(GOOD_TSV)
@@ -209,14 +209,14 @@ def test_confirming_writes_exactly_what_was_previewed_and_the_token_is_then_spen
     assert response.redirect_chain == [(reverse("manage_import"), 302)]
     assert "2 items created" in response.content.decode()
     assert set(Item.objects.values_list("source_id", flat=True)) == {"11", "12"}
-    assert not list((settings.VAR_DIR / "import-staging").iterdir())
+    assert not list(settings.NSM_IMPORT_STAGING_DIR.iterdir())
     again = client.post(reverse("manage_import_confirm"), fields)
     assert again.status_code == 400 and "upload the file again" in again.content.decode()
     assert Item.objects.count() == 2
 
 
 def test_a_bad_file_shows_its_errors_and_no_confirm_button(client, admin_user, tmp_path, settings):
-    settings.VAR_DIR = tmp_path / "var"
+    settings.NSM_IMPORT_STAGING_DIR = tmp_path / "var" / "import-staging"
     client.force_login(admin_user)
     bad = tmp_path / "bad.tsv"
     bad.write_text(tsv("0\t77\tjoy\tx\ty\tnope\t1\t1", "1\t78\telation\tx\ty\t1\t1\t1"))
@@ -227,16 +227,14 @@ def test_a_bad_file_shows_its_errors_and_no_confirm_button(client, admin_user, t
     assert "line 2, column suddenness" in problems and "line 3, column emotion" in problems
     assert 'id="import-confirm"' not in body
     assert not Item.objects.exists()
-    assert not (settings.VAR_DIR / "import-staging").exists() or not list(
-        (settings.VAR_DIR / "import-staging").iterdir()
-    )
+    assert not settings.NSM_IMPORT_STAGING_DIR.exists() or not list(settings.NSM_IMPORT_STAGING_DIR.iterdir())
 
 
 @pytest.mark.parametrize("tamper", ["token", "sha256", "missing", "path"])
 def test_a_tampered_token_or_checksum_is_a_400_and_writes_nothing(
     client, admin_user, tmp_path, settings, tamper
 ):
-    settings.VAR_DIR = tmp_path / "var"
+    settings.NSM_IMPORT_STAGING_DIR = tmp_path / "var" / "import-staging"
     client.force_login(admin_user)
     good = tmp_path / "items.tsv"
     good.write_text(GOOD_TSV)
@@ -256,12 +254,12 @@ def test_a_tampered_token_or_checksum_is_a_400_and_writes_nothing(
 
 
 def test_a_changed_staged_file_is_refused(client, admin_user, tmp_path, settings):
-    settings.VAR_DIR = tmp_path / "var"
+    settings.NSM_IMPORT_STAGING_DIR = tmp_path / "var" / "import-staging"
     client.force_login(admin_user)
     good = tmp_path / "items.tsv"
     good.write_text(GOOD_TSV)
     fields = _confirm_fields(_preview(client, good).content.decode())
-    staged = next((settings.VAR_DIR / "import-staging").glob("*.upload"))
+    staged = next(settings.NSM_IMPORT_STAGING_DIR.glob("*.upload"))
     staged.write_text(GOOD_TSV.replace("bus driver", "tram driver"))
     response = client.post(reverse("manage_import_confirm"), fields)
     assert response.status_code == 400 and "changed since the preview" in response.content.decode()
@@ -274,25 +272,25 @@ def test_an_expired_upload_is_a_400_and_is_cleaned_up(client, admin_user, tmp_pa
 
     from annotator.import_staging import STAGING_TTL_SECONDS
 
-    settings.VAR_DIR = tmp_path / "var"
+    settings.NSM_IMPORT_STAGING_DIR = tmp_path / "var" / "import-staging"
     client.force_login(admin_user)
     good = tmp_path / "items.tsv"
     good.write_text(GOOD_TSV)
     fields = _confirm_fields(_preview(client, good).content.decode())
     old = time.time() - STAGING_TTL_SECONDS - 60
-    for path in (settings.VAR_DIR / "import-staging").iterdir():
+    for path in settings.NSM_IMPORT_STAGING_DIR.iterdir():
         os.utime(path, (old, old))
     response = client.post(reverse("manage_import_confirm"), fields)
     assert response.status_code == 400 and "expired" in response.content.decode()
     assert not Item.objects.exists()
     _preview(client, good)  # a later upload sweeps what has expired
-    assert len(list((settings.VAR_DIR / "import-staging").glob("*.upload"))) == 1
+    assert len(list(settings.NSM_IMPORT_STAGING_DIR.glob("*.upload"))) == 1
 
 
 def test_another_admins_token_is_refused(client, admin_user, tmp_path, settings):
     from tests.conftest import _user
 
-    settings.VAR_DIR = tmp_path / "var"
+    settings.NSM_IMPORT_STAGING_DIR = tmp_path / "var" / "import-staging"
     client.force_login(admin_user)
     good = tmp_path / "items.tsv"
     good.write_text(GOOD_TSV)
@@ -304,7 +302,7 @@ def test_another_admins_token_is_refused(client, admin_user, tmp_path, settings)
 
 
 def test_the_database_changing_between_preview_and_confirm_is_refused(client, admin_user, tmp_path, settings):
-    settings.VAR_DIR = tmp_path / "var"
+    settings.NSM_IMPORT_STAGING_DIR = tmp_path / "var" / "import-staging"
     client.force_login(admin_user)
     good = tmp_path / "items.tsv"
     good.write_text(GOOD_TSV)
@@ -320,7 +318,7 @@ def test_the_database_changing_between_preview_and_confirm_is_refused(client, ad
 def test_a_successful_confirm_redirects_to_the_import_page_with_the_summary_shown_once(
     client, admin_user, tmp_path, settings
 ):
-    settings.VAR_DIR = tmp_path / "var"
+    settings.NSM_IMPORT_STAGING_DIR = tmp_path / "var" / "import-staging"
     client.force_login(admin_user)
     good = tmp_path / "items.tsv"
     good.write_text(GOOD_TSV)
@@ -348,7 +346,7 @@ def test_a_get_of_the_confirm_url_redirects_to_the_import_page(client, admin_use
 def test_an_empty_source_defaults_to_the_file_name_for_jsonl_and_csv_and_to_crowd_envent_for_tsv(
     client, admin_user, tmp_path, settings
 ):
-    settings.VAR_DIR = tmp_path / "var"
+    settings.NSM_IMPORT_STAGING_DIR = tmp_path / "var" / "import-staging"
     client.force_login(admin_user)
     assert 'name="source" value=' not in client.get(reverse("manage_import")).content.decode()
     pilot = tmp_path / "pilot-2024.jsonl"
@@ -375,7 +373,7 @@ def test_the_summary_pluralises():
 def test_a_file_that_adds_nothing_says_so_and_offers_no_confirm_button(
     client, admin_user, tmp_path, settings
 ):
-    settings.VAR_DIR = tmp_path / "var"
+    settings.NSM_IMPORT_STAGING_DIR = tmp_path / "var" / "import-staging"
     items_import(data=GOOD_TSV, fmt="tsv")
     client.force_login(admin_user)
     good = tmp_path / "items.tsv"
@@ -385,14 +383,14 @@ def test_a_file_that_adds_nothing_says_so_and_offers_no_confirm_button(
     body = response.content.decode()
     assert re.search(r'<p class="hint" id="import-nothing-new">Nothing new to import: all 2 rows', body)
     assert 'id="import-confirm"' not in body and "Import 0" not in body
-    assert not (settings.VAR_DIR / "import-staging").exists() or not list(
-        (settings.VAR_DIR / "import-staging").glob("*.upload")
+    assert not settings.NSM_IMPORT_STAGING_DIR.exists() or not list(
+        settings.NSM_IMPORT_STAGING_DIR.glob("*.upload")
     )
     assert Item.objects.count() == 2
 
 
 def test_an_unknown_file_type_is_named_without_a_line_number(client, admin_user, tmp_path, settings):
-    settings.VAR_DIR = tmp_path / "var"
+    settings.NSM_IMPORT_STAGING_DIR = tmp_path / "var" / "import-staging"
     client.force_login(admin_user)
     odd = tmp_path / "x.txt"
     odd.write_text("text_id\n")

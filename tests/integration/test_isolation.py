@@ -23,6 +23,7 @@ print(json.dumps({
     "broker": str(settings.NSM_BROKER_DIR),
     "cache": settings.NSM_CACHE_URL,
     "exports": str(settings.NSM_EXPORT_DIR),
+    "staging": str(settings.NSM_IMPORT_STAGING_DIR),
     "run_dir": str(settings.NSM_TEST_RUN_DIR),
 }))
 """
@@ -47,10 +48,11 @@ def test_each_run_has_its_own_database_broker_cache_and_export_folder():
         "broker": str(settings.NSM_BROKER_DIR),
         "cache": settings.NSM_CACHE_URL,
         "exports": str(settings.NSM_EXPORT_DIR),
+        "staging": str(settings.NSM_IMPORT_STAGING_DIR),
     }
     other = places_of_another_run()
     assert other["run"] != mine["run"]
-    for place in ("database", "broker", "cache", "exports"):
+    for place in ("database", "broker", "cache", "exports", "staging"):
         assert other[place] != mine[place], place
         assert other["run"].replace("-", "_") in other[place].replace("-", "_"), place
     if connection.vendor == "sqlite":
