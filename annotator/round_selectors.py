@@ -12,6 +12,7 @@ from django.db.models import Count, Q, QuerySet
 
 from annotator.models import Assignment, ItemSet, ParserPrediction, Round
 from annotator.roles import ANNOTATOR
+from annotator.selectors import Progress
 
 
 def prefilled_seen(*, annotator_ids: Iterable[int], item_ids: Iterable[int]) -> set[tuple[int, int]]:
@@ -61,21 +62,6 @@ def parser_coverage(item_set: ItemSet) -> list[ParserCoverage]:
         .order_by("-covered", "parser")
     )
     return [ParserCoverage(r["parser"], r["covered"], size) for r in rows]
-
-
-@dataclass(frozen=True)
-class Progress:
-    assigned: int
-    done: int
-    skipped: int
-
-    @property
-    def pending(self) -> int:
-        return self.assigned - self.done - self.skipped
-
-    @property
-    def percent(self) -> int:
-        return round(100 * (self.done + self.skipped) / self.assigned) if self.assigned else 0
 
 
 @dataclass(frozen=True)

@@ -56,8 +56,9 @@ def prefills_for(assignments: list[Assignment]) -> dict[tuple[int, int], dict[st
 
 
 @dataclass(frozen=True)
-class QueueRow:
-    round: Round
+class Progress:
+    """One annotator's (or a round's) assignments by status."""
+
     assigned: int
     done: int
     skipped: int
@@ -67,8 +68,20 @@ class QueueRow:
         return self.assigned - self.done - self.skipped
 
     @property
-    def percent(self) -> float:
-        return 100 * self.done / self.assigned if self.assigned else 0.0
+    def percent(self) -> int:
+        """The share settled (done or skipped): how far a round has come."""
+        return round(100 * (self.done + self.skipped) / self.assigned) if self.assigned else 0
+
+    @property
+    def done_percent(self) -> int:
+        """The share done: how far an annotator has come with their own queue."""
+        return round(100 * self.done / self.assigned) if self.assigned else 0
+
+
+@dataclass(frozen=True)
+class QueueRow:
+    round: Round
+    progress: Progress
 
 
 def queue_for_user(user: AbstractBaseUser) -> list[QueueRow]:
@@ -84,7 +97,7 @@ def queue_for_user(user: AbstractBaseUser) -> list[QueueRow]:
         )
         .order_by("-created_at")
     )
-    return [QueueRow(r, r.assigned, r.done, r.skipped) for r in rounds]
+    return [QueueRow(r, Progress(r.assigned, r.done, r.skipped)) for r in rounds]
 
 
 def round_progress(user: AbstractBaseUser, round_id: int, *, position: int = 0) -> tuple[int, int, int]:

@@ -128,3 +128,11 @@ def test_my_items_is_reachable_from_the_queue_and_the_annotation_page(client, an
 def test_my_items_needs_a_login(client, worked):
     response = client.get(reverse("round_items", args=[worked[0].round_id]))
     assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+def test_progress_tells_a_rounds_settled_share_from_an_annotators_done_share():
+    from annotator.selectors import Progress
+
+    p = Progress(assigned=4, done=1, skipped=1)
+    assert (p.pending, p.percent, p.done_percent) == (2, 50, 25)
+    assert Progress(0, 0, 0).percent == Progress(0, 0, 0).done_percent == 0
