@@ -3,8 +3,11 @@
 Each line is a short declarative sentence in NSM primes that can stand alone as an NLI hypothesis
 against the event description. Lines are written in the first person, as the paper's frames
 are; the experiencer line says whose feeling it is (another experiencer is out of the schema's
-first-person scope and is flagged by annotators). The wording is versioned with RENDERER_VERSION
-because the verifier's cached judgements are keyed by the exact line text.
+first-person scope and is flagged by annotators). "this" always means the situation the text
+tells; the thing wanted or feared is named in its own line ("something I thought about"), so no
+two lines of one explication contradict each other (docs/renderer.md has each slot's frame and
+referent). The wording is versioned with RENDERER_VERSION because the verifier's cached
+judgements are keyed by the exact line text and exports record it.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from dataclasses import dataclass
 
 from nsmcore.schema import SLOT_BY_NAME, SLOTS, Explication
 
-RENDERER_VERSION = "1"
+RENDERER_VERSION = "2"
 
 LINES: dict[str, dict[str, str]] = {
     "experiencer": {
@@ -32,11 +35,11 @@ LINES: dict[str, dict[str, str]] = {
         "no-one": "no one did this",
     },
     "realization": {
-        "happened": "this happened",
-        "not-happened": "this did not happen",
-        "can": "I can do this",
-        "not-can": "I can't do this",
-        "maybe": "maybe this will happen",
+        "happened": "something I thought about happened",
+        "not-happened": "something I thought about did not happen",
+        "can": "I can do what I wanted to do",
+        "not-can": "I can't do what I wanted to do",
+        "maybe": "maybe something I thought about will happen",
     },
     "time_direction": {
         "before-now": "this happened before now",
@@ -44,8 +47,8 @@ LINES: dict[str, dict[str, str]] = {
         "after-now": "I think about something that can happen after now",
     },
     "want": {
-        "want": "I wanted this to happen",
-        "not-want": "I did not want this to happen",
+        "want": "I wanted to do something",
+        "not-want": "I did not want something to happen",
     },
     "evaluation": {
         "feel-good": "I feel something good because of this",
@@ -70,8 +73,8 @@ LINES: dict[str, dict[str, str]] = {
         "yes": "something happened in my body because of this",
     },
     "intensity": {
-        "very": "I feel this very much",
-        "small": "I feel this a little",
+        "very": "I feel something very much",
+        "small": "I feel something a little",
     },
 }
 
