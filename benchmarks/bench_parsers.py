@@ -104,7 +104,8 @@ call_command("migrate", verbosity=0)
 from annotator.imports import items_import
 from annotator.models import Item
 from annotator.sampling import item_set_from_items
-from jobs.services import job_prefill_start, job_run
+from jobs.prefill import job_prefill_start
+from jobs.services import job_run
 from jobs.models import Job
 texts = json.load(open(sys.argv[1]))
 items_import(data="\\n".join(json.dumps({"text_id": f"b{i}", "emotion": "joy", "text": t})

@@ -13,9 +13,11 @@ from rest_framework.views import APIView
 
 from annotator.models import ItemSet, Round
 from annotator.roles import ADMIN, has_role
+from jobs.kinds import JobError
 from jobs.models import Job
+from jobs.prefill import MODES, job_prefill_start
 from jobs.selectors import legality_report
-from jobs.services import JobConflict, JobError, job_cancel, job_prefill_start, job_resume
+from jobs.services import JobConflict, job_cancel, job_resume
 from nsmcore.parsers import BACKENDS
 
 
@@ -33,11 +35,15 @@ class JobOut(serializers.ModelSerializer):
     seconds_left = serializers.FloatField(read_only=True, allow_null=True)
     stalled = serializers.BooleanField(read_only=True)
     created_by = serializers.CharField(source="created_by.username", read_only=True, default=None)
+    engine = serializers.CharField(
+        read_only=True, help_text="the model or parser the job ran with (empty: not loaded yet)"
+    )
+    engine_version = serializers.CharField(read_only=True, help_text="its version or revision")
 
     class Meta:
         model = Job
         fields = [
-            "id", "kind", "status", "subject", "item_set", "round", "params", "parser_name", "parser_version",
+            "id", "kind", "status", "subject", "item_set", "round", "params", "engine", "engine_version",
             "total", "done", "skipped", "legal", "illegal", "percent", "rate", "seconds_left", "stalled",
             "error", "cancel_requested", "created_by", "created_at", "started_at", "finished_at",
         ]  # fmt: skip
@@ -48,7 +54,7 @@ class PrefillIn(serializers.Serializer):
     round = serializers.PrimaryKeyRelatedField(queryset=Round.objects.all(), required=False)
     backend = serializers.ChoiceField(choices=BACKENDS, required=False)
     model = serializers.CharField(required=False, allow_blank=True, max_length=250)
-    mode = serializers.ChoiceField(choices=["", "schema", "free"], required=False)
+    mode = serializers.ChoiceField(choices=MODES, required=False)
     text_field = serializers.ChoiceField(choices=[f for f, _ in Round.TEXT_FIELDS], required=False)
     overwrite = serializers.BooleanField(required=False, default=False)
 

@@ -6,6 +6,7 @@ class JobsConfig(AppConfig):
     verbose_name = "Background jobs"
 
     def ready(self) -> None:
-        # Each kind of job registers how it runs (jobs.services.RUNNERS), and the Celery task is
-        # registered for every process that may send it: the web server, shells and the worker.
-        from jobs import export, tasks, verification  # noqa: F401
+        # Each kind of job registers itself (jobs.kinds) from its own module: to add a kind, add its
+        # import here. The Celery task is registered for every process that may send it: the web
+        # server, shells and the worker.
+        from jobs import export, prefill, tasks, verification  # noqa: F401

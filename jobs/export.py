@@ -13,24 +13,40 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Max
+from django.utils.html import format_html
 
 import nsmcore
 from adjudication.models import Convention, GoldChange, GoldItem
 from annotator.models import ItemSet, Round
 from jobs.export_records import Tally, TierLists, batch_records, gold_batches
+from jobs.kinds import JobError, JobKind, Params, job_kind_register
 from jobs.models import Export, Job
-from jobs.services import JobError, job_create, job_kind_register, job_stopped
+from jobs.services import job_create, job_stopped
 from nsmcore import emoexpl
 from nsmcore.verifier import Verifier, VerifierUnavailable
 from rules.rulesets import active_rule_set
 
 SCHEMA_NAME = "record.schema.json"
+EXPORT = "export"
+
+
+@dataclass(frozen=True)
+class ExportParams(Params):
+    #: check every line with an NLI model; without, lines carry no entailment judgement
+    verify: bool
+    #: the NLI model asked for (a name or a local path; empty when not verifying)
+    model: str = ""
+
+    def validate(self) -> None:
+        if self.model and not self.verify:
+            self.bad("model", f"{self.model!r} given for an export without verification")
 
 
 def export_start(
@@ -56,8 +72,8 @@ def export_start(
         where = f"round {round_.name}" if round_ else "any round"
         raise JobError(f"{where} has no resolved gold item yet: nothing to export")
     return job_create(
-        Job.Kind.EXPORT, user=user, item_set=None, round_=round_, key=f"export|{model or '-'}",
-        params={"model": model, "verify": verify}, enqueue=enqueue,
+        EXPORT, user=user, item_set=None, round_=round_, key=f"export|{model or '-'}",
+        params=ExportParams(verify=verify, model=model), enqueue=enqueue,
     )  # fmt: skip
 
 
@@ -185,15 +201,13 @@ def export_write(
     return pending.path, manifest
 
 
-@job_kind_register(Job.Kind.EXPORT)
-def run_export(job: Job) -> bool:
+def run_export(job: Job, params: ExportParams) -> bool:
     """The worker's side of an export job."""
     from jobs.verification import verifier_build
 
-    params = job.params
-    verifier = verifier_build(params["model"], exporting=True) if params.get("verify") else None
+    verifier = verifier_build(params.model, exporting=True) if params.verify else None
     if verifier is not None:
-        Job.objects.filter(pk=job.pk).update(parser_name=verifier.model_id, parser_version=verifier.revision)
+        Job.objects.filter(pk=job.pk).update(engine=verifier.model_id, engine_version=verifier.revision)
     Job.objects.filter(pk=job.pk).update(done=0)
 
     def progress(n: int) -> None:
@@ -220,3 +234,26 @@ def run_export(job: Job) -> bool:
         summary={"export": export.pk, "file": path.name, "records": export.records, "bytes": export.bytes}
     )
     return True
+
+
+def describe_export(job: Job, params: ExportParams) -> str:
+    if not params.verify:
+        return "without verification"
+    model = format_html("verified by <code>{}</code>", job.engine or params.model)
+    if job.engine_version:
+        model = format_html("{} revision <code>{}</code>", model, job.engine_version)
+    return model
+
+
+job_kind_register(
+    JobKind(
+        name=EXPORT,
+        label="EmoExpl export",
+        params=ExportParams,
+        run=run_export,
+        describe=describe_export,
+        whole="the whole gold corpus",
+        expected=(VerifierUnavailable,),
+        status_template="jobs/_status_export.html",
+    )
+)

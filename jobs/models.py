@@ -16,15 +16,13 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotator.models import ItemSet, Round
+from jobs.kinds import KINDS, JobError, JobKind, Params, job_kind
 
 ACTIVE = ("queued", "running")
 
 
 class Job(models.Model):
-    class Kind(models.TextChoices):
-        PREFILL = "prefill", "parser prefill"
-        VERIFY = "verify", "NLI verification"
-        EXPORT = "export", "EmoExpl export"
+    """One run of a registered kind of job (jobs.kinds): the plumbing's row, the same for every kind."""
 
     class Status(models.TextChoices):
         QUEUED = "queued", "queued"
@@ -33,17 +31,22 @@ class Job(models.Model):
         FAILED = "failed", "failed"
         CANCELLED = "cancelled", "cancelled"
 
-    kind = models.CharField(max_length=16, choices=Kind.choices)
+    # no choices: the kinds are registered by their modules (jobs.kinds), not listed here
+    kind = models.CharField(max_length=16, help_text="a registered kind of job (jobs.kinds)")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
-    params = models.JSONField(default=dict, blank=True, help_text="backend, model, text field, options")
+    params = models.JSONField(
+        default=dict, blank=True, help_text="the kind's parameters as JSON; read them as typed_params"
+    )
     # what the job works on; two active jobs never share one (see the constraint)
     scope_key = models.CharField(max_length=300)
     item_set = models.ForeignKey(
         ItemSet, null=True, blank=True, on_delete=models.PROTECT, related_name="jobs"
     )
     round = models.ForeignKey(Round, null=True, blank=True, on_delete=models.PROTECT, related_name="jobs")
-    parser_name = models.CharField(max_length=300, blank=True)
-    parser_version = models.CharField(max_length=100, blank=True)
+    engine = models.CharField(
+        max_length=300, blank=True, help_text="the model or parser the job ran with (empty: not loaded yet)"
+    )
+    engine_version = models.CharField(max_length=100, blank=True, help_text="its version or revision")
     total = models.PositiveIntegerField(default=0)
     done = models.PositiveIntegerField(default=0, help_text="items handled: parsed now or already parsed")
     skipped = models.PositiveIntegerField(default=0, help_text="items that already had a prediction")
@@ -74,7 +77,30 @@ class Job(models.Model):
         indexes = [models.Index(fields=["status"], name="job_status_idx")]
 
     def __str__(self) -> str:
-        return f"{self.get_kind_display()} #{self.pk} ({self.status})"
+        return f"{self.kind_label} #{self.pk} ({self.status})"
+
+    @property
+    def job_kind(self) -> JobKind:
+        """The registered kind; JobError when none is registered under this job's name."""
+        return job_kind(self.kind)
+
+    @property
+    def typed_params(self) -> Params:
+        """The stored parameters, parsed into the kind's dataclass; JobError naming the bad field."""
+        return self.job_kind.params.from_json(self.params)
+
+    @property
+    def kind_label(self) -> str:
+        kind = KINDS.get(self.kind)
+        return kind.label if kind else self.kind
+
+    @property
+    def description(self) -> str:
+        """What the job does and with what, in one line for the pages (HTML-safe)."""
+        try:
+            return self.job_kind.describe(self, self.typed_params)
+        except JobError as error:
+            return f"unreadable parameters: {error}"
 
     @property
     def is_active(self) -> bool:
@@ -86,7 +112,8 @@ class Job(models.Model):
             return f"round {self.round.name}"
         if self.item_set_id:
             return f"item set {self.item_set.name}"
-        return "the whole gold corpus" if self.kind == self.Kind.EXPORT else "-"
+        kind = KINDS.get(self.kind)
+        return kind.whole if kind else "-"
 
     @property
     def percent(self) -> int:

@@ -35,12 +35,12 @@ def legality_report(job: Job) -> LegalityReport | None:
     """Legality of this job's parser over the job's items (predictions from this run and earlier
     runs of the same parser and version): the share legal, and which slots got which illegal
     values."""
-    if not job.parser_name:
+    if not job.engine:
         return None
     predictions = ParserPrediction.objects.filter(
         item_id__in=ItemSetMember.objects.filter(item_set_id=job.item_set_id).values("item_id"),
-        parser=job.parser_name,
-        parser_version=job.parser_version,
+        parser=job.engine,
+        parser_version=job.engine_version,
     )
     counts = predictions.aggregate(parsed=Count("id"), legal=Count("id", filter=Q(legal=True)))
     values: Counter[tuple[str, str]] = Counter()
@@ -54,8 +54,8 @@ def legality_report(job: Job) -> LegalityReport | None:
                 message = str(problem.get("message", ""))
                 others[(slot, message.split(";")[0][:120])] += 1
     return LegalityReport(
-        parser=job.parser_name,
-        version=job.parser_version,
+        parser=job.engine,
+        version=job.engine_version,
         parsed=counts["parsed"],
         legal=counts["legal"],
         illegal_values=[(s, v, n) for (s, v), n in values.most_common()],

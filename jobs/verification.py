@@ -5,21 +5,42 @@ revision, text and line, so a second run costs no forward pass and a resumed run
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
+from django.utils.html import format_html
 
 from annotator.models import Item, ItemSet, ItemSetMember, ParserPrediction, Round
+from jobs.kinds import JobError, JobKind, Params, job_kind_register
 from jobs.models import Job
-from jobs.services import JobError, job_create, job_kind_register, job_stopped
+from jobs.services import job_create, job_stopped
 from nsmcore.render import render
 from nsmcore.schema import Explication
 from nsmcore.verifier import LineScore, Verifier, VerifierUnavailable, item_score, model_unavailable
 from verification.models import LineVerification
 
+VERIFY = "verify"
 GOLD = "gold"
+TEXT_FIELDS = (Round.TEXT_GENERATED, Round.TEXT_MASKED)
+
+
+@dataclass(frozen=True)
+class VerifyParams(Params):
+    #: whose explications are checked: a parser's name, or "gold" (the round's resolved gold)
+    source: str
+    #: the NLI model asked for (a name or a local path); the job's engine is the one it loaded
+    model: str
+    text_field: str
+
+    def validate(self) -> None:
+        if not self.source:
+            self.bad("source", "empty; name the parser whose explications are verified, or 'gold'")
+        if self.text_field not in TEXT_FIELDS:
+            fields = ", ".join(TEXT_FIELDS)
+            self.bad("text_field", f"unknown text field {self.text_field!r}; fields: {fields}")
 
 
 class DbCache:
@@ -107,10 +128,10 @@ def verifier_build(model: str = "", *, exporting: bool = False) -> Verifier:
         raise VerifierUnavailable(f"{error}. To fix it, {hint}.") from None
 
 
-def explications_for(job: Job) -> list[tuple[int, str, list[dict[str, str]]]]:
+def explications_for(job: Job, params: VerifyParams) -> list[tuple[int, str, list[dict[str, str]]]]:
     """(item id, text, explications) to verify: a round's gold construals, or the newest legal
     prediction of a parser for each item of an item set."""
-    source = job.params.get("source", "")
+    source = params.source
     if source == GOLD:
         from adjudication.gold import gold_sync
         from adjudication.models import GoldConstrual
@@ -137,16 +158,14 @@ def explications_for(job: Job) -> list[tuple[int, str, list[dict[str, str]]]]:
     for item_id, explication in predictions.values_list("item_id", "explication"):
         newest[item_id] = explication
     items = Item.objects.in_bulk(list(newest))
-    field = job.params.get("text_field", Round.TEXT_GENERATED)
-    return [(i, items[i].text_for(field), [newest[i]]) for i in ids if i in newest]
+    return [(i, items[i].text_for(params.text_field), [newest[i]]) for i in ids if i in newest]
 
 
-@job_kind_register(Job.Kind.VERIFY)
-def run_verify(job: Job) -> bool:
-    verifier = verifier_build(job.params.get("model", ""))
-    work = explications_for(job)
+def run_verify(job: Job, params: VerifyParams) -> bool:
+    verifier = verifier_build(params.model)
+    work = explications_for(job, params)
     Job.objects.filter(pk=job.pk).update(
-        total=len(work), done=0, parser_name=verifier.model_id, parser_version=verifier.revision
+        total=len(work), done=0, engine=verifier.model_id, engine_version=verifier.revision
     )
     cache = DbCache()
     size = max(1, settings.NSM_JOB_BATCH_SIZE)
@@ -210,8 +229,29 @@ def job_verify_start(
     except VerifierUnavailable as error:
         raise JobError(str(error)) from None
     source = GOLD if round_ is not None else parser
-    params = {"source": source, "model": model, "text_field": text_field or Round.TEXT_GENERATED}
+    params = VerifyParams(source=source, model=model, text_field=text_field or Round.TEXT_GENERATED)
     return job_create(
-        Job.Kind.VERIFY, user=user, item_set=item_set or round_.item_set, round_=round_,
+        VERIFY, user=user, item_set=item_set or round_.item_set, round_=round_,
         key=f"{source}|{model}", params=params, enqueue=enqueue,
     )  # fmt: skip
+
+
+def describe_verify(job: Job, params: VerifyParams) -> str:
+    what = "the gold" if params.source == GOLD else format_html("parser <code>{}</code>", params.source)
+    model = format_html("model <code>{}</code>", job.engine or params.model)
+    if job.engine_version:
+        model = format_html("{} revision <code>{}</code>", model, job.engine_version)
+    return format_html("{} · {} · reads {}", what, model, params.text_field)
+
+
+job_kind_register(
+    JobKind(
+        name=VERIFY,
+        label="NLI verification",
+        params=VerifyParams,
+        run=run_verify,
+        describe=describe_verify,
+        expected=(VerifierUnavailable,),
+        status_template="jobs/_status_verify.html",
+    )
+)

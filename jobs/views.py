@@ -1,4 +1,5 @@
-"""Admin pages: start a prefill job, watch its progress, cancel or resume it."""
+"""Admin pages: start a prefill or a verification job, watch any job's progress, cancel or resume
+it; start an export and download its archive."""
 
 from __future__ import annotations
 
@@ -13,10 +14,13 @@ from django.views.decorators.http import require_POST
 
 from annotator.models import ItemSet, Round
 from annotator.roles import ADMIN, require_role
+from jobs.export import EXPORT, export_start
 from jobs.forms import ExportForm, PrefillForm, VerifyForm
+from jobs.kinds import JobError
 from jobs.models import Export, Job
+from jobs.prefill import PREFILL, job_prefill_start
 from jobs.selectors import jobs_recent, legality_report
-from jobs.services import JobConflict, JobError, job_cancel, job_prefill_start, job_resume
+from jobs.services import JobConflict, job_cancel, job_resume
 from jobs.verification import job_verify_start
 
 
@@ -90,8 +94,14 @@ def _submit(request: HttpRequest, form, start: Callable[[dict], Job]) -> HttpRes
 
 
 def _status_context(job: Job) -> dict:
-    report = None if job.is_active or job.kind != Job.Kind.PREFILL else legality_report(job)
-    return {"job": job, "report": report}
+    """The job, its typed parameters (None, with the reason in ``params_error``, when the stored
+    ones do not read) and, for a finished prefill, its legality report."""
+    try:
+        params, params_error = job.typed_params, ""
+    except JobError as error:
+        params, params_error = None, str(error)
+    report = None if job.is_active or job.kind != PREFILL else legality_report(job)
+    return {"job": job, "params": params, "params_error": params_error, "report": report}
 
 
 @require_role(ADMIN)
@@ -141,8 +151,6 @@ def job_resume_view(request: HttpRequest, job_id: int) -> HttpResponse:
 @require_role(ADMIN)
 def export_list(request: HttpRequest) -> HttpResponse:
     """Start an EmoExpl export; the history of every export, with downloads."""
-    from jobs.export import export_start
-
     form = ExportForm(request.POST or None)
     started = _submit(
         request,
@@ -154,9 +162,7 @@ def export_list(request: HttpRequest) -> HttpResponse:
     if isinstance(started, HttpResponse):
         return started
     exports = Export.objects.select_related("round", "created_by", "job")
-    running = Job.objects.filter(kind=Job.Kind.EXPORT, status__in=("queued", "running")).select_related(
-        "round"
-    )
+    running = Job.objects.filter(kind=EXPORT, status__in=("queued", "running")).select_related("round")
     context = {"form": form, "exports": exports, "running": running}
     return render(request, "jobs/exports.html", context, status=started)
 

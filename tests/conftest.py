@@ -141,17 +141,17 @@ def gold_round(submitted, adjudicator):
 def one_job_of_each_kind(admin_user, prefilled_round):
     item_set = item_set_from_items(name="listed", items=make_items(n_copies=1))
     prefill = Job.objects.create(
-        kind=Job.Kind.PREFILL, status=Job.Status.DONE, scope_key="set|lexical", item_set=item_set,
+        kind="prefill", status=Job.Status.DONE, scope_key="set|lexical", item_set=item_set,
         params={"backend": "lexical", "model": "", "mode": "", "text_field": "text", "overwrite": False},
-        parser_name="lexical", parser_version="cues-1", total=4, done=4, created_by=admin_user,
+        engine="lexical", engine_version="cues-1", total=4, done=4, created_by=admin_user,
     )  # fmt: skip
     verify = Job.objects.create(
-        kind=Job.Kind.VERIFY, status=Job.Status.RUNNING, scope_key="set|verify", item_set=item_set,
+        kind="verify", status=Job.Status.RUNNING, scope_key="set|verify", item_set=item_set,
         params={"source": "lexical", "model": "/models/nli", "text_field": "text"}, total=4, done=1,
         created_by=admin_user,
     )  # fmt: skip
     export = Job.objects.create(
-        kind=Job.Kind.EXPORT, status=Job.Status.FAILED, scope_key="all|export", round=prefilled_round,
+        kind="export", status=Job.Status.FAILED, scope_key="all|export", round=prefilled_round,
         params={"model": "", "verify": False}, error="disk full", created_by=admin_user,
     )  # fmt: skip
     return prefill, verify, export

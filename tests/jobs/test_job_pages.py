@@ -174,7 +174,7 @@ def test_a_refused_cancel_is_said_once_in_the_fragment_and_not_again_on_the_next
 
 def test_a_queued_job_waits_for_a_worker_instead_of_showing_a_full_bar(client, admin_user, prefilled_round):
     job = Job.objects.create(
-        kind=Job.Kind.EXPORT, scope_key="all|export", round=prefilled_round,
+        kind="export", scope_key="all|export", round=prefilled_round,
         params={"model": "", "verify": False}, created_by=admin_user,
     )  # fmt: skip
     client.force_login(admin_user)

@@ -8,10 +8,12 @@ from django.urls import reverse
 
 from annotator.models import ParserPrediction, Round
 from annotator.sampling import item_set_from_items
+from jobs.kinds import JobError
 from jobs.models import Job
 from jobs.parsers import parser_build
+from jobs.prefill import job_prefill_start
 from jobs.selectors import legality_report
-from jobs.services import JobConflict, JobError, job_cancel, job_prefill_start, job_resume, job_run
+from jobs.services import JobConflict, job_cancel, job_resume, job_run
 from nsmcore.parsers import ParseResult
 from tests.explications import PRIDE
 from tests.factories import make_items
@@ -54,7 +56,7 @@ def test_an_admin_starts_a_prefill_and_every_item_gets_one_prediction(
     assert predictions.count() == 12
     one = predictions.first()
     assert one.parser == "lexical"
-    assert one.parser_version == job.parser_version
+    assert one.parser_version == job.engine_version
     assert one.legal and one.explication["experiencer"] in ("i", "someone", "people")
     assert json.loads(one.raw_output)["body"]["value"] in ("yes", "no")
     assert one.seconds is not None
@@ -125,10 +127,12 @@ class CancellingParser:
 
 
 def test_cancel_stops_after_the_current_batch_and_resume_finishes_without_duplicates(
-    item_set, admin_user, small_batches
+    item_set, admin_user, small_batches, monkeypatch
 ):
     job = job_prefill_start(user=admin_user, item_set=item_set, enqueue=False)
-    job_run(job.pk, parser_factory=lambda **kw: CancellingParser(job.pk))
+    with monkeypatch.context() as patch:
+        patch.setattr("jobs.prefill.parser_factory", lambda **kw: CancellingParser(job.pk))
+        job_run(job.pk)
     job.refresh_from_db()
     assert (job.status, job.done) == ("cancelled", 5)
     assert ParserPrediction.objects.count() == 5  # the batch in hand is kept
@@ -180,7 +184,7 @@ def test_one_illegal_output_is_recorded_and_the_job_goes_on(item_set, admin_user
     report = legality_report(job)
     assert (report.parsed, report.legal) == (12, 9)
     assert report.illegal_values == [("knowledge", "knew-it", 3)]
-    assert job.parser_name == "openai:fake-model"
+    assert job.engine == "openai:fake-model"
 
 
 def test_a_server_that_dies_fails_the_job_with_its_reason_and_keeps_the_work_done(
@@ -253,10 +257,11 @@ class Recording:
         return [ParseResult(r.explication, r.raw_output, r.errors) for r in self.inner.parse(texts)]
 
 
-def test_an_item_set_prefill_reads_the_chosen_text_field(item_set, admin_user):
+def test_an_item_set_prefill_reads_the_chosen_text_field(item_set, admin_user, monkeypatch):
     job = job_prefill_start(user=admin_user, item_set=item_set, text_field=Round.TEXT_MASKED, enqueue=False)
     parser = Recording()
-    job_run(job.pk, parser_factory=lambda **kw: parser)
+    monkeypatch.setattr("jobs.prefill.parser_factory", lambda **kw: parser)
+    job_run(job.pk)
     assert all("..." in text for text in parser.texts)
 
 
@@ -298,6 +303,8 @@ def test_the_api_starts_reads_and_cancels_jobs(
     assert (response.json()["status"], response.json()["total"]) == ("queued", 12)  # as it was sent
     body = client.get(reverse("api_job", args=[response.json()["id"]])).json()
     assert (body["status"], body["done"], body["total"], body["percent"]) == ("done", 12, 12, 100)
+    assert (body["engine"], body["params"]["backend"]) == ("lexical", "lexical")
+    assert body["engine_version"] and "parser_name" not in body
     legality = client.get(reverse("api_job_legality", args=[body["id"]])).json()
     assert (legality["parsed"], legality["legal"], legality["share_legal"]) == (12, 12, 1.0)
     assert client.post(reverse("api_job_cancel", args=[body["id"]])).status_code == 409

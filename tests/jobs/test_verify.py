@@ -6,8 +6,10 @@ import pytest
 from adjudication.gold import gold_sync
 from annotator.models import ParserPrediction
 from annotator.sampling import item_set_from_items
+from jobs.kinds import JobError
 from jobs.models import Job
-from jobs.services import JobError, job_prefill_start, job_run
+from jobs.prefill import job_prefill_start
+from jobs.services import job_run
 from jobs.verification import job_verify_start
 from nsmcore.render import render
 from nsmcore.schema import Explication
@@ -115,4 +117,4 @@ def test_the_jobs_page_starts_a_verification_or_names_the_refusal(
     assert 'id="verify-summary"' in page
     assert "lines of 8 items checked" in page
     job.refresh_from_db()
-    assert job.status == "done" and job.params["model"] == nli_path
+    assert job.status == "done" and job.typed_params.model == nli_path

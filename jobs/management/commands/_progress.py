@@ -48,6 +48,6 @@ def scope_from_options(options: dict) -> dict:
         round_ = Round.objects.get(name=options["round"]) if options["round"] else None
     except (ItemSet.DoesNotExist, Round.DoesNotExist):
         raise CommandError(
-            f"no item set or round named {options['item_set'] or options['round']!r}"
+            f"no item set or round named {options['item_set'] or options['round']!r}", returncode=2
         ) from None
     return {"item_set": item_set, "round_": round_}

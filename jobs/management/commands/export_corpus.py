@@ -13,9 +13,9 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotator.models import Round
 from jobs.export import export_start
+from jobs.kinds import JobError
 from jobs.management.commands._progress import run_with_progress
 from jobs.models import Export, Job
-from jobs.services import JobError
 
 
 class Command(BaseCommand):
@@ -37,7 +37,7 @@ class Command(BaseCommand):
         if options["round"]:
             round_ = Round.objects.filter(name=options["round"]).first()
             if round_ is None:
-                raise CommandError(f"no round named {options['round']!r}")
+                raise CommandError(f"no round named {options['round']!r}", returncode=2)
         try:
             job = export_start(
                 user=None,
@@ -46,8 +46,8 @@ class Command(BaseCommand):
                 verify=not options["no_verify"],
                 enqueue=options["background"],
             )
-        except JobError as error:
-            raise CommandError(str(error)) from None
+        except JobError as error:  # bad input: exit 2, with the reason
+            raise CommandError(str(error), returncode=2) from None
         if options["background"]:
             self.stdout.write(f"job #{job.pk} queued; watch it at /jobs/{job.pk}/")
             return

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
+from jobs.kinds import JobError
 from jobs.management.commands._progress import run_with_progress, scope_from_options
 from jobs.models import Job
-from jobs.services import JobError, job_prefill_start
+from jobs.prefill import job_prefill_start
 from nsmcore.parsers import BACKENDS
 
 
@@ -43,8 +44,8 @@ class Command(BaseCommand):
                 overwrite=options["overwrite"],
                 enqueue=options["background"],
             )
-        except JobError as error:
-            raise CommandError(str(error)) from None
+        except JobError as error:  # bad input: exit 2, with the reason
+            raise CommandError(str(error), returncode=2) from None
         if options["background"]:
             self.stdout.write(f"job #{job.pk} queued: {job.total} items; watch it at /jobs/{job.pk}/")
             return
@@ -54,7 +55,7 @@ class Command(BaseCommand):
         job = run_with_progress(self, job)
         summary = (
             f"job #{job.pk} {job.status}: {job.done}/{job.total} items, {job.legal} legal, "
-            f"{job.illegal} illegal, {job.skipped} skipped ({job.parser_name} {job.parser_version})"
+            f"{job.illegal} illegal, {job.skipped} skipped ({job.engine} {job.engine_version})"
         )
         if job.status != Job.Status.DONE:
             raise CommandError(f"{summary}: {job.error}" if job.error else summary)

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
+from jobs.kinds import JobError
 from jobs.management.commands._progress import run_with_progress, scope_from_options
 from jobs.models import Job
-from jobs.services import JobError
 from jobs.verification import job_verify_start
 
 
@@ -42,8 +42,8 @@ class Command(BaseCommand):
                 text_field=options["text_field"],
                 enqueue=options["background"],
             )
-        except JobError as error:
-            raise CommandError(str(error)) from None
+        except JobError as error:  # bad input: exit 2, with the reason
+            raise CommandError(str(error), returncode=2) from None
         if options["background"]:
             self.stdout.write(f"job #{job.pk} queued; watch it at /jobs/{job.pk}/")
             return
@@ -53,5 +53,5 @@ class Command(BaseCommand):
         s = job.summary
         self.stdout.write(
             f"job #{job.pk} done: {s['lines']} lines of {s['items']} items, {s['entailed_lines']} entailed "
-            f"at threshold {s['threshold']} ({job.parser_name} {job.parser_version})"
+            f"at threshold {s['threshold']} ({job.engine} {job.engine_version})"
         )

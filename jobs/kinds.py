@@ -1,0 +1,134 @@
+"""What a kind of job is, to the job plumbing: a name, a label, its typed parameters, how it runs
+and how it describes itself. Each feature registers its kind from its own module (prefill,
+verification, export; jobs/apps.py imports them), so the plumbing in jobs.services knows none.
+
+A kind's parameters are a frozen dataclass of plain values (str, bool, int, float, or one of them
+or None). They are stored as JSON in ``Job.params`` and read back only through
+``Job.typed_params``, which checks them: a key the dataclass has no field for, a missing key with
+no default, or a value of the wrong type is a JobError naming the field.
+
+To add a kind: a module with a ``Params`` subclass, a runner and one ``job_kind_register`` call,
+and its import in jobs/apps.py.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Self
+
+
+class JobError(ValueError):
+    """A job that cannot be started, changed or read; the message says why."""
+
+
+@dataclass(frozen=True)
+class Params:
+    """The base of every kind's parameters. A subclass declares its fields (with defaults where a
+    value may be left out) and checks them in ``validate``, raising JobError via ``self.bad``."""
+
+    #: the kind these parameters belong to, for messages (set by job_kind_register)
+    kind: typing.ClassVar[str] = "job"
+
+    def __post_init__(self) -> None:
+        hints = typing.get_type_hints(type(self))
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            expected = hints[field.name]
+            if not _is_a(value, expected):
+                self.bad(field.name, f"expected {_type_name(expected)}, got {value!r}")
+        self.validate()
+
+    def validate(self) -> None:
+        """Checks between values, or of a value's range; raise with ``self.bad``."""
+
+    def bad(self, field: str, problem: str) -> typing.NoReturn:
+        raise JobError(f"{self.kind} job parameter {field!r}: {problem}")
+
+    @classmethod
+    def from_json(cls, data: Any) -> Self:
+        """Parameters as stored in ``Job.params``, checked."""
+        if not isinstance(data, dict):
+            raise JobError(f"{cls.kind} job parameters: expected an object, got {data!r}")
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - set(fields))
+        if unknown:
+            raise JobError(
+                f"{cls.kind} job parameter {unknown[0]!r}: unknown; the parameters are {', '.join(fields)}"
+            )
+        for name, field in fields.items():
+            no_default = field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING
+            if name not in data and no_default:
+                raise JobError(f"{cls.kind} job parameter {name!r}: missing")
+        return cls(**data)
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _is_a(value: Any, expected: Any) -> bool:
+    if isinstance(expected, types.UnionType) or typing.get_origin(expected) is typing.Union:
+        return any(_is_a(value, t) for t in typing.get_args(expected))
+    if expected is type(None):
+        return value is None
+    if expected is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if expected is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if typing.get_origin(expected) is typing.Literal:
+        return value in typing.get_args(expected)
+    return isinstance(value, expected)
+
+
+def _type_name(expected: Any) -> str:
+    if typing.get_origin(expected) is typing.Literal:
+        return " or ".join(repr(v) for v in typing.get_args(expected))
+    if isinstance(expected, types.UnionType) or typing.get_origin(expected) is typing.Union:
+        return " or ".join(_type_name(t) for t in typing.get_args(expected))
+    return "null" if expected is type(None) else expected.__name__
+
+
+@dataclass(frozen=True)
+class JobKind:
+    """One kind of job. ``run(job, params)`` does the work in the worker, writing progress into the
+    job's row (and the model or parser it runs with into ``engine``), and returns False when it
+    stopped because cancel was asked. ``describe(job, params)`` is the one line the job pages show
+    for what the job does and with what (HTML-safe: build it with format_html)."""
+
+    name: str
+    label: str
+    params: type[Params]
+    run: Callable[[Any, Any], bool]
+    describe: Callable[[Any, Any], str]
+    #: what a job with neither an item set nor a round works on
+    whole: str = "everything"
+    #: errors of this kind's engine (a model, a parser, a server that cannot work): they fail the
+    #: job with their message alone, instead of as an unexpected error with a traceback
+    expected: tuple[type[Exception], ...] = ()
+    #: what a failed run keeps, said after its error ("5 items parsed ... are kept"); "" for nothing
+    kept: Callable[[Any], str] | None = None
+    #: the fragment of the job's status block that only this kind has (summary, download...)
+    status_template: str = ""
+
+
+#: every registered kind, by name
+KINDS: dict[str, JobKind] = {}
+
+
+def job_kind_register(kind: JobKind) -> JobKind:
+    if kind.name in KINDS and KINDS[kind.name] is not kind:
+        raise ValueError(f"job kind {kind.name!r} is registered twice")
+    kind.params.kind = kind.name
+    KINDS[kind.name] = kind
+    return kind
+
+
+def job_kind(name: str) -> JobKind:
+    try:
+        return KINDS[name]
+    except KeyError:
+        known = ", ".join(sorted(KINDS)) or "none"
+        raise JobError(f"unknown job kind {name!r}; kinds: {known}") from None
