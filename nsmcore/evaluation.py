@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.stats import binomtest
 
 from nsmcore.legality import check
 from nsmcore.mapper import (
@@ -47,7 +46,7 @@ from nsmcore.mapper import (
     route_batch,
     route_codes,
 )
-from nsmcore.schema import SLOT_BY_NAME, SLOT_NAMES, SLOTS, Explication
+from nsmcore.schema import SLOT_BY_NAME, SLOT_NAMES, SLOTS, Explication, canonical_value
 from nsmcore.scoring import SCHEMES, DistributionalScore, score_masks
 
 ROUTED = 0
@@ -55,6 +54,7 @@ ROUTED = 0
 TYPE_CODES: dict[str, int] = {t: k + 1 for k, t in enumerate(ABSTENTION_TYPES)}
 FLAGS: tuple[str, ...] = ("two-construals", "unrecoverable", "out-of-scope")
 DEFAULT_SWAPS: tuple[tuple[str, str], ...] = (("guilt", "shame"),)
+_VALUE_INDEX: dict[str, dict[str, int]] = {s.name: {v: k for k, v in enumerate(s.values)} for s in SLOTS}
 
 
 class EvaluationError(ValueError):
@@ -95,6 +95,9 @@ class Evidence:
 
 def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """The exact (Clopper-Pearson) interval for k successes in n trials."""
+    # imported here: scipy.stats takes longer to import than the rest of nsmcore together
+    from scipy.stats import binomtest
+
     ci = binomtest(int(k), int(n)).proportion_ci(confidence_level=confidence, method="exact")
     return float(ci.low), float(ci.high)
 
@@ -218,9 +221,12 @@ def route_items(items: Iterable[Mapping[str, Any]], rule_set: RuleSet | None = N
             raw_residue = obj.get("residue") if isinstance(obj, Mapping) else None
             residue[i] = isinstance(raw_residue, str) and bool(raw_residue.strip())
             continue
-        explication = obj if isinstance(obj, Explication) else Explication.from_dict(obj)
-        codes[i] = explication.codes()
-        residue[i] = bool(explication.residue.strip())
+        if isinstance(obj, Explication):
+            codes[i] = obj.codes()
+            residue[i] = bool(obj.residue.strip())
+        else:  # a legal JSON object: its values (or their aliases) are in the slots' sets
+            codes[i] = [_VALUE_INDEX[s][canonical_value(s, obj[s])] for s in SLOT_NAMES]
+            residue[i] = bool(obj.get("residue", "").strip())
     return RoutedItems(
         rule_set,
         masks,

@@ -272,3 +272,19 @@ def test_unusable_pairs_and_swaps_are_named():
         evaluate(route_items(fixture_items()), tier="S", pass_name="t", swaps=[("guilt", "envy")])
     with pytest.raises(EvaluationError, match="no items"):
         evaluate(route_items([]), tier="S", pass_name="t")
+
+
+def test_json_objects_explications_and_aliases_encode_alike():
+    pride = Explication(
+        trigger="someone-did-something", agency="i", evaluation="feel-good", eval_target="self"
+    )
+    aliased = {**pride.slots(), "trigger": "someone-did", "residue": " "}
+    routed = route_items(
+        [
+            {"reference_label": "pride", "explication": pride},
+            {"reference_label": "pride", "explication": aliased},
+        ]
+    )
+    assert routed.codes[0].tolist() == routed.codes[1].tolist() == list(pride.codes())
+    assert routed.residue.tolist() == [False, False]  # a blank residue is no residue
+    assert routed.winners.tolist() == [LABELS.index("pride")] * 2
