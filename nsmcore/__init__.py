@@ -4,6 +4,15 @@ text --parser--> explication --mapper--> label or typed abstention
                       +--renderer--> prime-language lines (checked by the NLI verifier)
 """
 
+from nsmcore.evaluation import (
+    EvaluationError,
+    EvaluationReport,
+    clopper_pearson,
+    counterfactual,
+    evaluate,
+    route_items,
+    routed_from_codes,
+)
 from nsmcore.grammar import check_line, is_legal_line
 from nsmcore.legality import check, is_legal
 from nsmcore.mapper import (
@@ -27,7 +36,7 @@ from nsmcore.schema import (
     ExplicationError,
     SchemaProblem,
 )
-from nsmcore.scoring import distribution, pivotal_slots, score
+from nsmcore.scoring import distribution, pivotal_slots, score, score_masks
 from nsmcore.space import regions
 
 __version__ = "0.1.0"
@@ -39,6 +48,8 @@ __all__ = [
     "SLOTS",
     "SLOT_NAMES",
     "SPACE_SIZE",
+    "EvaluationError",
+    "EvaluationReport",
     "Explication",
     "ExplicationError",
     "Line",
@@ -48,8 +59,11 @@ __all__ = [
     "SchemaProblem",
     "check",
     "check_line",
+    "clopper_pearson",
+    "counterfactual",
     "distribution",
     "encode",
+    "evaluate",
     "is_legal",
     "is_legal_line",
     "load_rule_set",
@@ -59,5 +73,8 @@ __all__ = [
     "route",
     "route_batch",
     "route_codes",
+    "route_items",
+    "routed_from_codes",
     "score",
+    "score_masks",
 ]

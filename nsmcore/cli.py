@@ -8,11 +8,23 @@ a missing file, a bad rule set), named with its line number.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import os
 import sys
+import tempfile
 from collections.abc import Iterator
 from typing import IO, Any
 
+from nsmcore.evaluation import (
+    EvaluationError,
+    counterfactual,
+    counterfactual_text,
+    evaluate,
+    read_pair,
+    report_text,
+    route_items,
+)
 from nsmcore.legality import check
 from nsmcore.mapper import RuleSetError, load_rule_set, route_batch
 from nsmcore.parsers import BACKENDS, ParserUnavailable, make_parser
@@ -183,6 +195,147 @@ def cmd_tiny_model(args: argparse.Namespace, out: IO[str]) -> int:
     return 0
 
 
+ITEM_KEYS = ("id", "reference_label", "flags")
+
+EVALUATE_HELP = """\
+Evaluate explications against reference labels: accuracy, typed abstention and selective
+accuracy with exact 95% intervals, per-emotion figures, the confusion matrix and its prominent
+flows, multi-rule counts, flag and residue rates, distributional scoring, priority-order
+sensitivity and causal consistency under single-slot edits. A readable table goes to stdout;
+--json writes the full report.
+
+--input: JSONL, one item a line, either the slots at the top level
+  {"id": "s-1", "reference_label": "guilt", "flags": ["two-construals"],
+   "experiencer": "i", ..., "intensity": "plain", "residue": "", "notes": ""}
+or the explication under "explication" (null for an unreadable parser output):
+  {"id": "s-1", "reference_label": "guilt", "explication": {...}}
+reference_label is required (one of the rule set's emotions); id and flags (two-construals,
+unrecoverable, out-of-scope) are optional. An illegal explication is data (it abstains as
+illegal); a line that is not JSON, has no reference_label or an unknown one exits 2 naming it.
+
+--counterfactual: JSONL, one pair a line:
+  {"id": "cf-1", "family": "F1", "target_slots": ["others_know"],
+   "target_values": {"others_know": ["none", "can-know"]},          (optional)
+   "x": {"text": "...", "emotion": "guilt", "explication": {...}},
+   "x_prime": {"text": "...", "emotion": "shame", "explication": {...}}}
+A side without "explication" is parsed from its text with --parser.
+See docs/evaluation.md.
+"""
+
+
+def _input_rows(path: str) -> list[tuple[int, Any]]:
+    if path == "-":
+        return list(read_jsonl(getattr(sys.stdin, "buffer", sys.stdin), "<stdin>"))
+    try:
+        with open(path, "rb") as stream:
+            return list(read_jsonl(stream, path))
+    except OSError as error:
+        raise InputError(f"{path}: cannot read: {error.strerror}") from None
+
+
+def _item(obj: Any, name: str, number: int) -> dict[str, Any]:
+    """An evaluation item from one input line: slots at the top level or under "explication"."""
+    if not isinstance(obj, dict):
+        raise InputError(f"{name}:{number}: expected a JSON object, got {type(obj).__name__}")
+    item = {k: obj[k] for k in ITEM_KEYS if k in obj}
+    if "explication" in obj:
+        item["explication"] = obj["explication"]
+    else:
+        item["explication"] = {k: v for k, v in obj.items() if k not in ITEM_KEYS}
+    return item
+
+
+def _pairs(path: str, rule_set: Any, backend: str) -> list[Any]:
+    """Counterfactual pairs from a JSONL file; a side without an explication is parsed from its
+    text with the ``backend`` parser (all such texts in one batch)."""
+    rows = _input_rows(path)
+    missing = [
+        (obj, side, number)
+        for number, obj in rows
+        if isinstance(obj, dict)
+        for side in ("x", "x_prime")
+        if isinstance(obj.get(side), dict) and "explication" not in obj[side]
+    ]
+    texts = []
+    for obj, side, number in missing:
+        text = obj[side].get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise InputError(f"{path}:{number}: {side} has neither an explication nor a text to parse")
+        texts.append(text)
+    if texts:
+        for (obj, side, _), result in zip(missing, make_parser(backend).parse(texts), strict=True):
+            explication = result.explication.as_dict() if result.explication is not None else None
+            obj[side] = {**obj[side], "explication": explication}
+    return [read_pair(obj, f"{path}:{number}", rule_set) for number, obj in rows]
+
+
+def _write_atomically(path: str, text: str) -> None:
+    """Write the whole file or nothing: a temporary file beside it, renamed when complete."""
+    folder = os.path.dirname(os.path.abspath(path))
+    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".evaluate-", suffix=".json")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+def cmd_evaluate(args: argparse.Namespace, out: IO[str]) -> int:
+    if args.input is None and args.counterfactual is None:
+        raise InputError("nothing to evaluate: give --input FILE (and/or --counterfactual PAIRS)")
+    rule_set = load_rule_set(args.rule_set)
+    swaps = []
+    for spec in args.swap or ["guilt:shame"]:
+        a, sep, b = spec.partition(":")
+        if not sep or not a or not b:
+            raise InputError(f"--swap {spec!r}: expected two emotions as a:b, e.g. guilt:shame")
+        swaps.append((a, b))
+    if args.orders < 0:
+        raise InputError(f"--orders must be >= 0, got {args.orders}")
+    if not 0 < args.decay <= 1 or args.alpha < 0:
+        raise InputError(f"--decay must be in (0, 1] and --alpha >= 0, got {args.decay} and {args.alpha}")
+    report = None
+    cf_report = None
+    try:
+        if args.input is not None:
+            rows = _input_rows(args.input)
+            items = [_item(obj, args.input, number) for number, obj in rows]
+            try:
+                routed = route_items(items, rule_set)
+            except EvaluationError as error:
+                if error.position is None:
+                    raise
+                raise InputError(f"{args.input}:{rows[error.position][0]}: {error}") from None
+            report = evaluate(
+                routed,
+                tier=args.tier,
+                pass_name=args.pass_name,
+                orders=args.orders,
+                seed=args.seed,
+                swaps=swaps,
+                decay=args.decay,
+                alpha=args.alpha,
+                flows_top=args.flows,
+            )
+        if args.counterfactual is not None:
+            pairs = _pairs(args.counterfactual, rule_set, args.parser)
+            cf_report = counterfactual(pairs, rule_set, tier=args.tier, pass_name=args.pass_name)
+    except EvaluationError as error:
+        raise InputError(str(error)) from None
+    if report is not None and cf_report is not None:
+        report = dataclasses.replace(report, counterfactual=cf_report)
+    doc = report.to_dict() if report is not None else {"counterfactual": cf_report.to_dict()}
+    if args.json:
+        _write_atomically(args.json, json.dumps(doc, indent=2) + "\n")
+    if report is not None:
+        out.write(report_text(report))
+    else:
+        out.write("\n".join(counterfactual_text(cf_report)) + "\n")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m nsmcore",
@@ -226,6 +379,35 @@ def build_parser() -> argparse.ArgumentParser:
     parse_p.add_argument("--mode", default="schema", choices=("schema", "free"), help="openai: decoding mode")
     parse_p.add_argument("--raw", action="store_true", help="include each raw model output")
     sub.add_parser("emoexpl-schema", help="print the JSON Schema of an EmoExpl export record")
+    eval_p = sub.add_parser(
+        "evaluate",
+        help="accuracy, abstention, intervals, confusion, sensitivity, counterfactuals",
+        description=EVALUATE_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    eval_p.add_argument(
+        "--input", default=None, help="JSONL of explications with reference labels ('-': stdin)"
+    )
+    with_rule_set(eval_p)
+    eval_p.add_argument(
+        "--tier", default="unspecified", help="evidence tier of the item set (P, A, S, H, gold, eval)"
+    )
+    eval_p.add_argument("--pass-name", default="unnamed", help="the pass the explications come from")
+    eval_p.add_argument("--orders", type=int, default=200, help="random priority orders (default 200)")
+    eval_p.add_argument("--seed", type=int, default=0, help="seed of the random orders (default 0)")
+    eval_p.add_argument(
+        "--swap", action="append", help="a named swap of two rules, a:b (repeatable; default guilt:shame)"
+    )
+    eval_p.add_argument("--decay", type=float, default=0.5, help="priority-decay base (default 0.5)")
+    eval_p.add_argument("--alpha", type=float, default=0.05, help="Laplace smoothing (default 0.05)")
+    eval_p.add_argument("--flows", type=int, default=10, help="prominent flows to list (default 10)")
+    eval_p.add_argument("--json", default=None, metavar="OUT", help="write the full report as JSON to OUT")
+    eval_p.add_argument(
+        "--counterfactual", default=None, metavar="PAIRS", help="counterfactual benchmark JSONL"
+    )
+    eval_p.add_argument(
+        "--parser", default="lexical", choices=BACKENDS, help="parses pair texts that have no explication"
+    )
     tiny_p = sub.add_parser("tiny-model", help="write a tiny random causal LM for smoke runs")
     tiny_p.add_argument("path")
     tiny_p.add_argument("--seed", type=int, default=0)
@@ -247,6 +429,8 @@ def main(argv: list[str] | None = None, out: IO[str] | None = None, err: IO[str]
             return cmd_regions(args, out)
         if args.command == "parse":
             return cmd_parse(args, out, err)
+        if args.command == "evaluate":
+            return cmd_evaluate(args, out)
         if args.command == "tiny-model":
             return cmd_tiny_model(args, out)
         if args.command == "emoexpl-schema":

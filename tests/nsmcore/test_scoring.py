@@ -75,3 +75,18 @@ def test_pivotal_slots_are_the_slots_that_differ():
     b = a.replace(others_know="can-know", intensity="very")
     assert pivotal_slots(a, b) == ("others_know", "intensity")
     assert pivotal_slots(a, a.replace(notes="other notes")) == ()
+
+
+def test_an_abstained_item_is_not_covered_whatever_its_fired_set():
+    # A residue-abstained item keeps its fired set (the mapper reports it) but the mapper made no
+    # claim: it is scored as the empty set, so coverage is 1 - abstention rate.
+    records = [
+        (["pride", "joy"], "joy", "schema-residue"),
+        (["shame", "guilt"], "shame", None),
+        ([], "fear", "no-rule"),
+    ]
+    s = score(records, LABELS)
+    assert s.coverage == pytest.approx(1 / 3)
+    assert s.set_accuracy == pytest.approx(1 / 3)  # joy is in the residue item's fired set: not counted
+    uniform = score([([], "joy")], LABELS)
+    assert score([records[0]], LABELS).nll == pytest.approx(uniform.nll)

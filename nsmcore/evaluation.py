@@ -1,0 +1,1041 @@
+"""The evaluation suite (SPEC section 6; the paper's evaluation and mapper appendix).
+
+Plain functions over plain data. :func:`route_items` routes (explication, reference label)
+items once and keeps what every figure needs as arrays: each item's fired set as a bitmask over
+the rules, its abstention type, its winning rule and its reference label. :func:`evaluate` then
+computes, from those arrays alone:
+
+- accuracy, abstention rate by type (illegal, schema-residue, no-rule) and selective accuracy,
+  each with an exact Clopper-Pearson interval (scipy's ``binomtest``);
+- per-emotion accuracy and selective accuracy with intervals;
+- the row-normalised confusion matrix with an abstain column, and the prominent off-diagonal
+  flows (gold i routed to j, n, share of i);
+- multi-rule counts and which rule overruled which ("shame ahead of guilt on 66 items");
+- flag and residue rates;
+- distributional scoring (single-winner, uniform-fired, priority-decay), where an abstained item
+  is never covered;
+- priority-order sensitivity: the canonical order, named swaps and N seeded random orders;
+- causal consistency under single-slot edits over the item set's explications.
+
+:func:`counterfactual` scores the counterfactual benchmark (pairs x, x' with an edit family, target
+slots and expected emotions) from a parser's explications of both texts.
+
+Every section carries its :class:`Evidence`: the item set's tier and size, the rule set version
+and hash, and the pass it was computed on. Every result is a dataclass with ``to_dict()``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from nsmcore.legality import check
+from nsmcore.mapper import (
+    ABSTAIN,
+    ABSTENTION_TYPES,
+    ILLEGAL,
+    NO_RULE,
+    SCHEMA_RESIDUE,
+    RuleSet,
+    first_rule,
+    load_rule_set,
+    route_batch,
+    route_codes,
+)
+from nsmcore.schema import SLOT_BY_NAME, SLOT_NAMES, SLOTS, Explication, canonical_value
+from nsmcore.scoring import SCHEMES, DistributionalScore, score_masks
+
+ROUTED = 0
+# abstention type -> its code in RoutedItems.types (0 is routed)
+TYPE_CODES: dict[str, int] = {t: k + 1 for k, t in enumerate(ABSTENTION_TYPES)}
+FLAGS: tuple[str, ...] = ("two-construals", "unrecoverable", "out-of-scope")
+DEFAULT_SWAPS: tuple[tuple[str, str], ...] = (("guilt", "shame"),)
+_VALUE_INDEX: dict[str, dict[str, int]] = {s.name: {v: k for k, v in enumerate(s.values)} for s in SLOTS}
+
+
+class EvaluationError(ValueError):
+    """Input that cannot be evaluated; the message names the item. ``position`` is the item's
+    index in the input (None when the problem is not one item's), for callers that map it back
+    to a line of a file."""
+
+    def __init__(self, message: str, position: int | None = None):
+        super().__init__(message)
+        self.position = position
+
+
+# Figures ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What every figure carries: the item set's tier and size, the rule set and the pass."""
+
+    tier: str
+    n: int
+    rule_set_version: str
+    rule_set_hash: str
+    pass_name: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tier": self.tier,
+            "n": self.n,
+            "rule_set_version": self.rule_set_version,
+            "rule_set_hash": self.rule_set_hash,
+            "pass": self.pass_name,
+        }
+
+    def label(self) -> str:
+        return f"{self.tier}, n={self.n}, rule set v{self.rule_set_version}, pass {self.pass_name}"
+
+
+def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The exact (Clopper-Pearson) interval for k successes in n trials."""
+    # imported here: scipy.stats takes longer to import than the rest of nsmcore together
+    from scipy.stats import binomtest
+
+    ci = binomtest(int(k), int(n)).proportion_ci(confidence_level=confidence, method="exact")
+    return float(ci.low), float(ci.high)
+
+
+@dataclass(frozen=True)
+class Proportion:
+    """k of n, with its exact interval; value and interval are None when n is 0."""
+
+    k: int
+    n: int
+    value: float | None
+    low: float | None
+    high: float | None
+    confidence: float = 0.95
+
+    @classmethod
+    def of(cls, k: int, n: int, confidence: float = 0.95) -> Proportion:
+        if n == 0:
+            return cls(0, 0, None, None, None, confidence)
+        low, high = clopper_pearson(k, n, confidence)
+        return cls(int(k), int(n), k / n, low, high, confidence)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"k": self.k, "n": self.n, "value": self.value, "ci": [self.low, self.high]}
+
+    def text(self, digits: int = 3) -> str:
+        if self.value is None:
+            return "-  (0/0)"
+        return f"{self.value:.{digits}f} [{self.low:.2f}, {self.high:.2f}]  ({self.k}/{self.n})"
+
+
+# Routed items ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RoutedItems:
+    """Items routed once, as arrays (position i is item i).
+
+    masks: fired set, uint64 (bit k = rule k; 0 for an illegal item); types: 0 routed, else
+    ``TYPE_CODES[abstention type]``; winners: winning rule index or -1; gold: the reference
+    label's rule index; codes: (n, 12) slot value indices (-1 rows for illegal items); residue:
+    whether the item carries a residue; flags: per item, its flags; ids: per item, its id or None.
+    """
+
+    rule_set: RuleSet
+    masks: np.ndarray
+    types: np.ndarray
+    winners: np.ndarray
+    gold: np.ndarray
+    codes: np.ndarray
+    residue: np.ndarray
+    flags: tuple[tuple[str, ...], ...] = ()
+    ids: tuple[Any, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.gold)
+
+
+def _where(position: int, item_id: Any) -> str:
+    return f"item {position + 1}" + (f" (id {item_id!r})" if item_id is not None else "")
+
+
+def _gold_index(label: Any, labels: Sequence[str], where: str) -> int:
+    if label not in labels:
+        shown = repr(label) if label is not None else "none given"
+        raise EvaluationError(f"{where}: reference_label {shown} is not one of: {', '.join(labels)}")
+    return labels.index(label)
+
+
+def _flags(raw: Any, where: str) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(f, str) for f in raw):
+        raise EvaluationError(f"{where}: flags must be a list of strings, got {raw!r}")
+    unknown = [f for f in raw if f not in FLAGS]
+    if unknown:
+        raise EvaluationError(f"{where}: unknown flag {unknown[0]!r}; flags: {', '.join(FLAGS)}")
+    return tuple(dict.fromkeys(raw))
+
+
+def route_items(items: Iterable[Mapping[str, Any]], rule_set: RuleSet | None = None) -> RoutedItems:
+    """Route items given as plain data, each a mapping with ``explication`` (a JSON object or an
+    Explication, residue and notes inside; None for an unreadable parser output: illegal),
+    ``reference_label`` (one of the rule set's emotions), and optionally ``id`` and ``flags``.
+    An illegal explication is data (it abstains as illegal); a missing or unknown reference
+    label, or bad flags, raise EvaluationError naming the item."""
+    rule_set = rule_set or load_rule_set()
+    labels = rule_set.emotions
+    items = list(items)
+    objs, gold, flags, ids = [], [], [], []
+    for position, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            raise EvaluationError(
+                f"item {position + 1}: expected an object, got {type(item).__name__}", position
+            )
+        item_id = item.get("id")
+        where = _where(position, item_id)
+        if "explication" not in item:
+            raise EvaluationError(f"{where}: no explication", position)
+        try:
+            gold.append(_gold_index(item.get("reference_label"), labels, where))
+            flags.append(_flags(item.get("flags"), where))
+        except EvaluationError as error:
+            raise EvaluationError(str(error), position) from None
+        objs.append(item["explication"])
+        ids.append(item_id)
+    routings = route_batch(objs, rule_set)
+    n = len(objs)
+    masks = np.zeros(n, dtype=np.uint64)
+    types = np.zeros(n, dtype=np.int8)
+    winners = np.full(n, -1, dtype=np.int16)
+    codes = np.full((n, len(SLOTS)), -1, dtype=np.int8)
+    residue = np.zeros(n, dtype=bool)
+    bit = {emotion: 1 << k for k, emotion in enumerate(labels)}
+    for i, (obj, routing) in enumerate(zip(objs, routings, strict=True)):
+        masks[i] = sum(bit[e] for e in routing.fired)
+        types[i] = TYPE_CODES.get(routing.abstention_type, ROUTED)
+        if routing.rule_index is not None:
+            winners[i] = routing.rule_index
+        if routing.abstention_type == ILLEGAL:
+            raw_residue = obj.get("residue") if isinstance(obj, Mapping) else None
+            residue[i] = isinstance(raw_residue, str) and bool(raw_residue.strip())
+            continue
+        if isinstance(obj, Explication):
+            codes[i] = obj.codes()
+            residue[i] = bool(obj.residue.strip())
+        else:  # a legal JSON object: its values (or their aliases) are in the slots' sets
+            codes[i] = [_VALUE_INDEX[s][canonical_value(s, obj[s])] for s in SLOT_NAMES]
+            residue[i] = bool(obj.get("residue", "").strip())
+    return RoutedItems(
+        rule_set,
+        masks,
+        types,
+        winners,
+        np.asarray(gold, dtype=np.int16),
+        codes,
+        residue,
+        tuple(flags),
+        tuple(ids),
+    )
+
+
+def routed_from_codes(
+    codes: np.ndarray,
+    gold: np.ndarray,
+    rule_set: RuleSet | None = None,
+    *,
+    residue: np.ndarray | None = None,
+) -> RoutedItems:
+    """Route legal explications already encoded as (n, 12) value indices (``mapper.encode``),
+    with gold label indices and an optional residue flag per item: the vectorised path."""
+    rule_set = rule_set or load_rule_set()
+    codes = np.asarray(codes, dtype=np.int8)
+    winners, masks = route_codes(codes, rule_set)
+    residue = np.zeros(len(codes), dtype=bool) if residue is None else np.asarray(residue, dtype=bool)
+    types = np.where(residue, TYPE_CODES[SCHEMA_RESIDUE], np.where(masks == 0, TYPE_CODES[NO_RULE], ROUTED))
+    winners = np.where(types == ROUTED, winners, -1).astype(np.int16)
+    gold = np.asarray(gold, dtype=np.int16)
+    if len(gold) != len(codes):
+        raise EvaluationError(f"{len(codes)} explications but {len(gold)} reference labels")
+    if len(gold) and (gold.min() < 0 or gold.max() >= len(rule_set.rules)):
+        raise EvaluationError(f"reference label indices must lie in [0, {len(rule_set.rules)})")
+    return RoutedItems(rule_set, masks, types.astype(np.int8), winners, gold, codes, residue)
+
+
+# Sections --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Headline:
+    evidence: Evidence
+    accuracy: Proportion
+    abstention: Proportion
+    abstention_by_type: dict[str, Proportion]
+    selective_accuracy: Proportion
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "evidence": self.evidence.to_dict(),
+            "accuracy": self.accuracy.to_dict(),
+            "abstention": self.abstention.to_dict(),
+            "abstention_by_type": {t: p.to_dict() for t, p in self.abstention_by_type.items()},
+            "selective_accuracy": self.selective_accuracy.to_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class EmotionRow:
+    emotion: str
+    n: int
+    routed: int
+    accuracy: Proportion
+    selective_accuracy: Proportion
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "emotion": self.emotion,
+            "n": self.n,
+            "routed": self.routed,
+            "accuracy": self.accuracy.to_dict(),
+            "selective_accuracy": self.selective_accuracy.to_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class PerEmotion:
+    evidence: Evidence
+    rows: tuple[EmotionRow, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"evidence": self.evidence.to_dict(), "rows": [r.to_dict() for r in self.rows]}
+
+
+@dataclass(frozen=True)
+class Confusion:
+    """counts[i][j]: items with gold ``rows[i]`` routed to ``columns[j]`` (the last column is
+    abstain); rates: each row divided by its total (None for a row with no items)."""
+
+    evidence: Evidence
+    rows: tuple[str, ...]
+    columns: tuple[str, ...]
+    counts: tuple[tuple[int, ...], ...]
+
+    @property
+    def rates(self) -> list[list[float] | None]:
+        out: list[list[float] | None] = []
+        for row in self.counts:
+            total = sum(row)
+            out.append([c / total for c in row] if total else None)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "evidence": self.evidence.to_dict(),
+            "rows": list(self.rows),
+            "columns": list(self.columns),
+            "counts": [list(r) for r in self.counts],
+            "rates": self.rates,
+        }
+
+
+@dataclass(frozen=True)
+class Flow:
+    gold: str
+    routed: str
+    n: int
+    share_of_gold: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"gold": self.gold, "routed": self.routed, "n": self.n, "share_of_gold": self.share_of_gold}
+
+
+@dataclass(frozen=True)
+class Flows:
+    evidence: Evidence
+    flows: tuple[Flow, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"evidence": self.evidence.to_dict(), "flows": [f.to_dict() for f in self.flows]}
+
+
+@dataclass(frozen=True)
+class Override:
+    """A multi-rule item routed to ``winner`` on which ``overruled`` fired too (by priority)."""
+
+    winner: str
+    overruled: str
+    n: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"winner": self.winner, "overruled": self.overruled, "n": self.n}
+
+
+@dataclass(frozen=True)
+class MultiRule:
+    """multi_rule: items with two or more fired rules, of all items; resolved_by_priority: those
+    routed (the ties priority settles); abstained: those that abstain anyway (residue)."""
+
+    evidence: Evidence
+    multi_rule: Proportion
+    resolved_by_priority: int
+    abstained: int
+    overrides: tuple[Override, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "evidence": self.evidence.to_dict(),
+            "multi_rule": self.multi_rule.to_dict(),
+            "resolved_by_priority": self.resolved_by_priority,
+            "abstained": self.abstained,
+            "overrides": [o.to_dict() for o in self.overrides],
+        }
+
+
+@dataclass(frozen=True)
+class FlagRates:
+    evidence: Evidence
+    residue: Proportion
+    flags: dict[str, Proportion]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "evidence": self.evidence.to_dict(),
+            "residue": self.residue.to_dict(),
+            "flags": {f: p.to_dict() for f, p in self.flags.items()},
+        }
+
+
+@dataclass(frozen=True)
+class Distributional:
+    evidence: Evidence
+    decay: float
+    alpha: float
+    scores: tuple[DistributionalScore, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "evidence": self.evidence.to_dict(),
+            "decay": self.decay,
+            "alpha": self.alpha,
+            "scores": [s.as_dict() for s in self.scores],
+        }
+
+
+@dataclass(frozen=True)
+class OrderAccuracy:
+    name: str
+    order: tuple[str, ...]
+    accuracy: Proportion
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "order": list(self.order), "accuracy": self.accuracy.to_dict()}
+
+
+@dataclass(frozen=True)
+class Sensitivity:
+    """Accuracy under the canonical order, named swaps and ``orders`` random orders drawn with
+    ``seed``; ``canonical_percentile``: the share (in %) of random orders whose accuracy is at
+    or below the canonical one."""
+
+    evidence: Evidence
+    canonical: OrderAccuracy
+    swaps: tuple[OrderAccuracy, ...]
+    orders: int
+    seed: int
+    random_min: float | None
+    random_mean: float | None
+    random_max: float | None
+    canonical_percentile: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "evidence": self.evidence.to_dict(),
+            "canonical": self.canonical.to_dict(),
+            "swaps": [s.to_dict() for s in self.swaps],
+            "random": {
+                "orders": self.orders,
+                "seed": self.seed,
+                "min": self.random_min,
+                "mean": self.random_mean,
+                "max": self.random_max,
+                "canonical_percentile": self.canonical_percentile,
+            },
+        }
+
+
+@dataclass(frozen=True)
+class Consistency:
+    """Every single-slot edit of each distinct legal explication in the item set: consistent when
+    only rules that read the edited slot change their truth value (1.0 by construction of g)."""
+
+    evidence: Evidence
+    explications: int
+    rate: Proportion
+    label_changes: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "evidence": self.evidence.to_dict(),
+            "explications": self.explications,
+            "edits": self.rate.n,
+            "consistent": self.rate.k,
+            "rate": self.rate.value,
+            "label_changes": self.label_changes,
+        }
+
+
+@dataclass(frozen=True)
+class EvaluationReport:
+    evidence: Evidence
+    headline: Headline
+    per_emotion: PerEmotion
+    confusion: Confusion
+    flows: Flows
+    multi_rule: MultiRule
+    flag_rates: FlagRates
+    distributional: Distributional
+    sensitivity: Sensitivity | None
+    consistency: Consistency | None
+    counterfactual: CounterfactualReport | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "evidence": self.evidence.to_dict(),
+            "headline": self.headline.to_dict(),
+            "per_emotion": self.per_emotion.to_dict(),
+            "confusion": self.confusion.to_dict(),
+            "flows": self.flows.to_dict(),
+            "multi_rule": self.multi_rule.to_dict(),
+            "flag_rates": self.flag_rates.to_dict(),
+            "distributional": self.distributional.to_dict(),
+            "sensitivity": self.sensitivity.to_dict() if self.sensitivity else None,
+            "consistency": self.consistency.to_dict() if self.consistency else None,
+            "counterfactual": self.counterfactual.to_dict() if self.counterfactual else None,
+        }
+
+
+# Priority orders -------------------------------------------------------------------------------
+
+
+def _bits(masks: np.ndarray, k: int) -> np.ndarray:
+    """(len(masks), k) booleans: bit j of each mask."""
+    return (
+        (np.asarray(masks, dtype=np.uint64)[:, None] >> np.arange(k, dtype=np.uint64)) & np.uint64(1)
+    ).astype(bool)
+
+
+def order_winners(masks: np.ndarray, order: Sequence[int]) -> np.ndarray:
+    """The winning rule (index in the canonical order) of each fired set when the rules are
+    tried in ``order`` (a permutation of rule indices, highest priority first); -1 where none
+    fired. Equals routing under a rule set whose rules are listed in that order."""
+    order = np.asarray(order, dtype=np.int64)
+    k = len(order)
+    rank = np.empty(k, dtype=np.int64)
+    rank[order] = np.arange(k)
+    bits = _bits(masks, k)
+    winners = np.where(bits, rank[None, :], k).argmin(axis=1)
+    return np.where(bits.any(axis=1), winners, -1)
+
+
+def order_correct_counts(masks: np.ndarray, gold: np.ndarray, orders: np.ndarray, k: int) -> np.ndarray:
+    """Per order (rows of ``orders``), how many items route to their gold rule. ``masks`` and
+    ``gold`` are the items that route under some order (legal, no residue); each distinct fired
+    set is decided once per order, so the cost does not grow with the number of items."""
+    orders = np.atleast_2d(np.asarray(orders, dtype=np.int64))
+    if len(masks) == 0:
+        return np.zeros(len(orders), dtype=np.int64)
+    distinct, inverse = np.unique(np.asarray(masks, dtype=np.uint64), return_inverse=True)
+    hits = np.zeros((len(distinct), k), dtype=np.int64)  # items with fired set d and gold rule j
+    np.add.at(hits, (inverse.reshape(-1), np.asarray(gold, dtype=np.int64)), 1)
+    bits = _bits(distinct, k)
+    any_fired = bits.any(axis=1)
+    ranks = np.empty_like(orders)
+    ranks[np.arange(len(orders))[:, None], orders] = np.arange(k)
+    ranks = ranks.astype(np.int8 if k < 127 else np.int16)
+    out = np.empty(len(orders), dtype=np.int64)
+    step = max(1, 4_000_000 // max(1, len(distinct) * k))  # bound the (orders, sets, rules) block
+    rows = np.arange(len(distinct))[None, :]
+    for start in range(0, len(orders), step):
+        block = ranks[start : start + step]
+        winners = np.where(bits[None, :, :], block[:, None, :], k).argmin(axis=2)
+        out[start : start + step] = (hits[rows, winners] * any_fired[None, :]).sum(axis=1)
+    return out
+
+
+def swapped_order(rule_set: RuleSet, a: str, b: str) -> list[int]:
+    emotions = rule_set.emotions
+    for e in (a, b):
+        if e not in emotions:
+            raise EvaluationError(f"swap {a}:{b}: {e!r} is not a rule of v{rule_set.version}")
+    order = list(range(len(emotions)))
+    i, j = emotions.index(a), emotions.index(b)
+    order[i], order[j] = order[j], order[i]
+    return order
+
+
+def random_orders(k: int, n: int, seed: int) -> np.ndarray:
+    """``n`` random permutations of ``k`` rules, reproducible from ``seed``."""
+    rng = np.random.default_rng(seed)
+    return rng.permuted(np.tile(np.arange(k), (n, 1)), axis=1)
+
+
+# Single-slot edits -----------------------------------------------------------------------------
+
+
+def slot_edit_consistency(codes: np.ndarray, rule_set: RuleSet) -> tuple[int, int, int, int]:
+    """(distinct explications, edits, consistent edits, edits that change the label) over every
+    single-slot edit of each distinct row of ``codes`` (legal explications, value indices)."""
+    k = len(rule_set.rules)
+    if len(codes) == 0:
+        return 0, 0, 0, 0
+    radix = np.cumprod([1] + [len(s.values) for s in SLOTS[:-1]], dtype=np.int64)
+    _, first = np.unique(codes.astype(np.int64) @ radix, return_index=True)
+    distinct = codes[first]
+    tables = rule_set.slot_masks
+    per_slot = [tables[s][distinct[:, s]] for s in range(len(SLOTS))]
+    # the fired set with slot s left out: AND of the prefix before s and the suffix after it
+    full = np.uint64((1 << k) - 1)
+    prefix = [np.full(len(distinct), full, dtype=np.uint64)]
+    for masks in per_slot[:-1]:
+        prefix.append(prefix[-1] & masks)
+    suffix = [np.full(len(distinct), full, dtype=np.uint64)]
+    for masks in reversed(per_slot[1:]):
+        suffix.append(suffix[-1] & masks)
+    suffix.reverse()
+    before = prefix[-1] & per_slot[-1]
+    winner_before = first_rule(before)
+    edits = consistent = changes = 0
+    for s, slot in enumerate(SLOTS):
+        # read from the rule conditions, not from the tables the routing uses
+        reads = np.uint64(
+            sum(1 << j for j, rule in enumerate(rule_set.rules) if slot.name in rule.conditions)
+        )
+        others = prefix[s] & suffix[s]
+        for v in range(len(slot.values)):
+            edited = distinct[:, s] != v
+            after = others[edited] & tables[s][v]
+            edits += int(edited.sum())
+            consistent += int((((before[edited] ^ after) & ~reads) == 0).sum())
+            changes += int((first_rule(after) != winner_before[edited]).sum())
+    return len(distinct), edits, consistent, changes
+
+
+# The evaluation --------------------------------------------------------------------------------
+
+
+def evaluate(
+    routed: RoutedItems,
+    *,
+    tier: str,
+    pass_name: str,
+    orders: int = 200,
+    seed: int = 0,
+    swaps: Sequence[tuple[str, str]] = DEFAULT_SWAPS,
+    decay: float = 0.5,
+    alpha: float = 0.05,
+    flows_top: int = 10,
+    confidence: float = 0.95,
+    consistency: bool = True,
+) -> EvaluationReport:
+    """Every figure of the suite over routed items (see the module docstring)."""
+    if len(routed) == 0:
+        raise EvaluationError("no items to evaluate")
+    if orders < 0:
+        raise EvaluationError(f"orders must be >= 0, got {orders}")
+    rule_set = routed.rule_set
+    labels = rule_set.emotions
+    k = len(labels)
+    n = len(routed)
+    evidence = Evidence(tier, n, rule_set.version, rule_set.content_hash, pass_name)
+
+    def prop(hits: int, total: int) -> Proportion:
+        return Proportion.of(int(hits), int(total), confidence)
+
+    is_routed = routed.types == ROUTED
+    gold = routed.gold.astype(np.int64)
+    correct = is_routed & (routed.winners == gold)
+    n_routed = int(is_routed.sum())
+    headline = Headline(
+        evidence,
+        prop(correct.sum(), n),
+        prop(n - n_routed, n),
+        {t: prop((routed.types == code).sum(), n) for t, code in TYPE_CODES.items()},
+        prop(correct.sum(), n_routed),
+    )
+
+    columns = np.where(is_routed, routed.winners, k).astype(np.int64)
+    counts = np.zeros((k, k + 1), dtype=np.int64)
+    np.add.at(counts, (gold, columns), 1)
+    confusion = Confusion(
+        evidence, labels, (*labels, ABSTAIN), tuple(tuple(int(c) for c in row) for row in counts)
+    )
+    rows = []
+    for j, emotion in enumerate(labels):
+        total = int(counts[j].sum())
+        routed_j = total - int(counts[j, k])
+        hits = int(counts[j, j])
+        rows.append(EmotionRow(emotion, total, routed_j, prop(hits, total), prop(hits, routed_j)))
+
+    flows = [
+        Flow(labels[i], labels[j], int(counts[i, j]), float(counts[i, j] / counts[i].sum()))
+        for i in range(k)
+        for j in range(k)
+        if i != j and counts[i, j] > 0
+    ]
+    flows.sort(key=lambda f: (-f.n, -f.share_of_gold, labels.index(f.gold), labels.index(f.routed)))
+
+    fired_count = np.bitwise_count(routed.masks)
+    multi = fired_count > 1
+    winner_bits = np.where(
+        is_routed, np.left_shift(np.uint64(1), np.maximum(routed.winners, 0).astype(np.uint64)), 0
+    )
+    overruled = routed.masks[multi & is_routed] & ~winner_bits[multi & is_routed]
+    pairs: Counter[tuple[int, int]] = Counter()
+    if len(overruled):
+        winners_multi = routed.winners[multi & is_routed]
+        bits = _bits(overruled, k)
+        for w in range(k):
+            of_w = winners_multi == w
+            for j, c in enumerate(bits[of_w].sum(axis=0).tolist()):
+                if c:
+                    pairs[(w, j)] += c
+    overrides = tuple(
+        Override(labels[w], labels[j], c)
+        for (w, j), c in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0]))
+    )
+    multi_rule = MultiRule(
+        evidence,
+        prop(multi.sum(), n),
+        int((multi & is_routed).sum()),
+        int((multi & ~is_routed).sum()),
+        overrides,
+    )
+
+    flag_counts = Counter(f for item_flags in routed.flags for f in item_flags)
+    flag_rates = FlagRates(
+        evidence, prop(routed.residue.sum(), n), {f: prop(flag_counts[f], n) for f in FLAGS}
+    )
+
+    abstained = ~is_routed
+    distributional = Distributional(
+        evidence,
+        decay,
+        alpha,
+        tuple(
+            score_masks(routed.masks, gold, abstained, labels, scheme=s, decay=decay, alpha=alpha)
+            for s in SCHEMES
+        ),
+    )
+
+    sensitivity = _sensitivity(routed, evidence, orders, seed, swaps, prop)
+    consistency_section = None
+    if consistency:
+        legal = routed.types != TYPE_CODES[ILLEGAL]
+        distinct, edits, consistent, changes = slot_edit_consistency(routed.codes[legal], rule_set)
+        consistency_section = Consistency(evidence, distinct, prop(consistent, edits), changes)
+
+    return EvaluationReport(
+        evidence,
+        headline,
+        PerEmotion(evidence, tuple(rows)),
+        confusion,
+        Flows(evidence, tuple(flows[:flows_top])),
+        multi_rule,
+        flag_rates,
+        distributional,
+        sensitivity,
+        consistency_section,
+    )
+
+
+def _sensitivity(
+    routed: RoutedItems,
+    evidence: Evidence,
+    orders: int,
+    seed: int,
+    swaps: Sequence[tuple[str, str]],
+    prop: Any,
+) -> Sensitivity:
+    rule_set = routed.rule_set
+    labels = rule_set.emotions
+    k = len(labels)
+    n = len(routed)
+    # Illegal and residue items abstain and no-rule items fire nothing, under any order.
+    routable = routed.types == ROUTED
+    masks = routed.masks[routable]
+    gold = routed.gold[routable].astype(np.int64)
+    named = [("canonical", list(range(k)))]
+    named += [(f"{a}<->{b}", swapped_order(rule_set, a, b)) for a, b in swaps]
+    named_hits = order_correct_counts(masks, gold, np.asarray([o for _, o in named]), k)
+    results = [
+        OrderAccuracy(name, tuple(labels[j] for j in order), prop(hits, n))
+        for (name, order), hits in zip(named, named_hits.tolist(), strict=True)
+    ]
+    low = mean = high = percentile = None
+    if orders:
+        hits = order_correct_counts(masks, gold, random_orders(k, orders, seed), k)
+        low, mean, high = float(hits.min() / n), float(hits.mean() / n), float(hits.max() / n)
+        percentile = float(100.0 * (hits <= named_hits[0]).mean())
+    return Sensitivity(evidence, results[0], tuple(results[1:]), orders, seed, low, mean, high, percentile)
+
+
+# Counterfactual benchmark ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CounterfactualPair:
+    """One benchmark pair: texts x and x' (x' rewrites x to flip ``target_slots``), the emotions
+    e and e' they should route to, and a parser's explications of both (None: unreadable).
+    ``target_values`` optionally pins each target slot's value in x and x'."""
+
+    id: str
+    family: str
+    target_slots: tuple[str, ...]
+    expected: str
+    expected_prime: str
+    explication: Any
+    explication_prime: Any
+    target_values: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+
+
+def read_pair(obj: Any, where: str, rule_set: RuleSet | None = None) -> CounterfactualPair:
+    """A pair from its JSON form (docs/evaluation.md); EvaluationError naming ``where``.
+
+    ``{"id", "family", "target_slots": [...], "target_values"?: {slot: [v, v']},
+    "x": {"text", "emotion", "explication"}, "x_prime": {...}}``"""
+    labels = (rule_set or load_rule_set()).emotions
+    if not isinstance(obj, Mapping):
+        raise EvaluationError(f"{where}: expected a JSON object")
+    for key in ("id", "family"):
+        if not isinstance(obj.get(key), str) or not obj[key]:
+            raise EvaluationError(f"{where}: {key!r} must be a non-empty string")
+    slots = obj.get("target_slots")
+    if not isinstance(slots, list) or not slots or not all(s in SLOT_BY_NAME for s in slots):
+        raise EvaluationError(
+            f"{where}: 'target_slots' must be a non-empty list of slots "
+            f"({', '.join(SLOT_NAMES)}), got {slots!r}"
+        )
+    sides = []
+    for side in ("x", "x_prime"):
+        value = obj.get(side)
+        if not isinstance(value, Mapping):
+            raise EvaluationError(f"{where}: {side!r} must be an object with text, emotion and explication")
+        emotion = value.get("emotion")
+        if emotion not in labels:
+            raise EvaluationError(f"{where}: {side}.emotion {emotion!r} is not one of: {', '.join(labels)}")
+        if "explication" not in value:
+            raise EvaluationError(f"{where}: {side} has no explication (parse its text first)")
+        sides.append((emotion, value["explication"]))
+    raw_values = obj.get("target_values") or {}
+    target_values: dict[str, tuple[str, str]] = {}
+    if not isinstance(raw_values, Mapping):
+        raise EvaluationError(f"{where}: 'target_values' must be an object {{slot: [value, value']}}")
+    for slot, pair in raw_values.items():
+        if slot not in slots or not isinstance(pair, list) or len(pair) != 2:
+            raise EvaluationError(
+                f"{where}: target_values[{slot!r}] must be [value, value'] of a target slot"
+            )
+        bad = [v for v in pair if v not in SLOT_BY_NAME[slot].values]
+        if bad:
+            raise EvaluationError(
+                f"{where}: target_values[{slot!r}]: {bad[0]!r} is not one of "
+                f"{', '.join(SLOT_BY_NAME[slot].values)}"
+            )
+        target_values[slot] = (pair[0], pair[1])
+    return CounterfactualPair(
+        obj["id"],
+        obj["family"],
+        tuple(slots),
+        sides[0][0],
+        sides[1][0],
+        sides[0][1],
+        sides[1][1],
+        target_values,
+    )
+
+
+@dataclass(frozen=True)
+class FamilyRow:
+    """slot: the parser flips every target slot; label: g(f(x)) = e and g(f(x')) = e'; clean: no
+    non-target slot changed; causal: all three."""
+
+    family: str
+    target_slots: tuple[str, ...]
+    slot: Proportion
+    label: Proportion
+    clean: Proportion
+    causal: Proportion
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "family": self.family,
+            "target_slots": list(self.target_slots),
+            "n": self.slot.n,
+            "slot": self.slot.to_dict(),
+            "label": self.label.to_dict(),
+            "clean": self.clean.to_dict(),
+            "causal": self.causal.to_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class CounterfactualReport:
+    evidence: Evidence
+    families: tuple[FamilyRow, ...]
+    overall: FamilyRow
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "evidence": self.evidence.to_dict(),
+            "families": [f.to_dict() for f in self.families],
+            "overall": self.overall.to_dict(),
+        }
+
+
+def counterfactual(
+    pairs: Sequence[CounterfactualPair],
+    rule_set: RuleSet | None = None,
+    *,
+    tier: str,
+    pass_name: str,
+    confidence: float = 0.95,
+) -> CounterfactualReport:
+    """Slot, label, clean and causal rates per edit family and overall."""
+    rule_set = rule_set or load_rule_set()
+    if not pairs:
+        raise EvaluationError("no counterfactual pairs")
+    evidence = Evidence(tier, len(pairs), rule_set.version, rule_set.content_hash, pass_name)
+    routings = route_batch([o for p in pairs for o in (p.explication, p.explication_prime)], rule_set)
+    outcomes: list[tuple[str, bool, bool, bool]] = []
+    for i, pair in enumerate(pairs):
+        before, after = routings[2 * i], routings[2 * i + 1]
+        label = before.label == pair.expected and after.label == pair.expected_prime
+        a, a_problems = check(pair.explication)
+        b, b_problems = check(pair.explication_prime)
+        slot = clean = False
+        if a is not None and b is not None and not a_problems and not b_problems:
+            slot = all(
+                getattr(a, s) != getattr(b, s)
+                and (s not in pair.target_values or (getattr(a, s), getattr(b, s)) == pair.target_values[s])
+                for s in pair.target_slots
+            )
+            clean = all(getattr(a, s) == getattr(b, s) for s in SLOT_NAMES if s not in pair.target_slots)
+        outcomes.append((pair.family, slot, label, clean))
+
+    def row(family: str, slots: tuple[str, ...], chosen: list[tuple[str, bool, bool, bool]]) -> FamilyRow:
+        total = len(chosen)
+
+        def rate(hits: int) -> Proportion:
+            return Proportion.of(hits, total, confidence)
+
+        return FamilyRow(
+            family,
+            slots,
+            rate(sum(o[1] for o in chosen)),
+            rate(sum(o[2] for o in chosen)),
+            rate(sum(o[3] for o in chosen)),
+            rate(sum(o[1] and o[2] and o[3] for o in chosen)),
+        )
+
+    families = []
+    for family in sorted({p.family for p in pairs}):
+        slots = tuple(dict.fromkeys(s for p in pairs if p.family == family for s in p.target_slots))
+        families.append(row(family, slots, [o for o in outcomes if o[0] == family]))
+    return CounterfactualReport(evidence, tuple(families), row("all", (), outcomes))
+
+
+# Text ------------------------------------------------------------------------------------------
+
+
+def report_text(report: EvaluationReport) -> str:
+    """The report as a readable plain-text table (what the CLI prints)."""
+    out: list[str] = []
+    ev = report.evidence
+    out.append(f"Evaluation [{ev.label()}; rule set hash {ev.rule_set_hash[:12]}]")
+    out.append("")
+    h = report.headline
+    out.append("figure                        value [95% CI]  (k/n)")
+    out.append(f"  accuracy                    {h.accuracy.text()}")
+    out.append(f"  abstention                  {h.abstention.text()}")
+    for t, p in h.abstention_by_type.items():
+        out.append(f"    {t:26}{p.text()}")
+    out.append(f"  selective accuracy          {h.selective_accuracy.text()}")
+    m = report.multi_rule
+    out.append(f"  multi-rule                  {m.multi_rule.text()}")
+    out.append(f"    resolved by priority      {m.resolved_by_priority}; abstained anyway {m.abstained}")
+    for o in m.overrides[:5]:
+        out.append(f"    {o.winner} ahead of {o.overruled}: {o.n}")
+    f = report.flag_rates
+    out.append(f"  residue                     {f.residue.text()}")
+    for name, p in f.flags.items():
+        out.append(f"  flag {name:23}{p.text()}")
+    out.append("")
+    out.append("per emotion     n  routed  accuracy                        selective accuracy")
+    for r in report.per_emotion.rows:
+        out.append(
+            f"  {r.emotion:12}{r.n:4}{r.routed:7}  {r.accuracy.text():30}  {r.selective_accuracy.text()}"
+        )
+    out.append("")
+    c = report.confusion
+    width = 6  # columns abbreviated to five letters
+    out.append("confusion (row %, gold down, routed across; last column abstain)")
+    out.append(" " * 14 + "".join(f"{x[: width - 1]:>{width}}" for x in c.columns))
+    for label, rates in zip(c.rows, c.rates, strict=True):
+        cells = "".join(f"{100 * v:>{width}.0f}" for v in rates) if rates else f"{'(no items)':>{width}}"
+        out.append(f"  {label:12}{cells}")
+    out.append("")
+    out.append("prominent off-diagonal flows (gold -> routed, n, % of gold)")
+    for fl in report.flows.flows:
+        out.append(f"  {fl.gold:12} -> {fl.routed:12}{fl.n:6}  {100 * fl.share_of_gold:5.1f}")
+    d = report.distributional
+    out.append("")
+    out.append(f"distributional scoring (decay {d.decay}, alpha {d.alpha})")
+    out.append("  scheme            NLL    Brier  top-1  top-3  cov.   set-acc.")
+    for s in d.scores:
+        out.append(
+            f"  {s.scheme:15}{s.nll:7.3f}{s.brier:8.3f}{s.top1:7.3f}{s.top3:7.3f}"
+            f"{s.coverage:7.3f}{s.set_accuracy:8.3f}"
+        )
+    if report.sensitivity:
+        s = report.sensitivity
+        out.append("")
+        out.append("priority-order sensitivity (accuracy)")
+        out.append(f"  canonical order             {s.canonical.accuracy.text()}")
+        for sw in s.swaps:
+            out.append(f"  swap {sw.name:23}{sw.accuracy.text()}")
+        if s.orders:
+            out.append(
+                f"  {s.orders} random orders (seed {s.seed}): min {s.random_min:.3f} / mean "
+                f"{s.random_mean:.3f} / max {s.random_max:.3f}; canonical at percentile "
+                f"{s.canonical_percentile:.1f}"
+            )
+    if report.consistency:
+        cc = report.consistency
+        out.append("")
+        out.append(
+            f"causal consistency under single-slot edits: {_value(cc.rate, 3)} "
+            f"({cc.rate.k}/{cc.rate.n} edits of {cc.explications} explications; "
+            f"{cc.label_changes} change the label)"
+        )
+    if report.counterfactual:
+        out.append("")
+        out.extend(counterfactual_text(report.counterfactual))
+    return "\n".join(out) + "\n"
+
+
+def _value(p: Proportion, digits: int) -> str:
+    return f"{p.value:.{digits}f}" if p.value is not None else "-"
+
+
+def counterfactual_text(report: CounterfactualReport) -> list[str]:
+    out = [f"counterfactual benchmark [{report.evidence.label()}]"]
+    out.append("  family  target slots                 n   slot   label  clean  causal")
+    for r in (*report.families, report.overall):
+        slots = " + ".join(r.target_slots) if r.target_slots else "-"
+
+        out.append(
+            f"  {r.family:8}{slots[:26]:26}{r.slot.n:5}"
+            + "".join(f"  {_value(p, 2):>5}" for p in (r.slot, r.label, r.clean, r.causal))
+        )
+    return out
