@@ -25,11 +25,11 @@ def gold_awaiting(round_: Round) -> int:
     ready = set(data.item_ids[enough].tolist())
     if not ready:
         return 0
-    pending = Assignment.objects.filter(round=round_, status=Assignment.Status.PENDING, item_id__in=ready)
-    have = GoldItem.objects.filter(item_id__in=ready)
-    ready -= set(pending.values_list("item_id", flat=True))
-    ready -= set(have.values_list("item_id", flat=True))
-    return len(ready)
+    # subqueries, not lists of ids: a round of 100,000 items would pass SQLite's variable limit
+    assigned = Assignment.objects.filter(round=round_)
+    pending = assigned.filter(status=Assignment.Status.PENDING).values_list("item_id", flat=True)
+    have = GoldItem.objects.filter(item_id__in=assigned.values("item_id")).values_list("item_id", flat=True)
+    return len(ready - set(pending) - set(have))
 
 
 def convention_open_matches(convention) -> list[Match]:

