@@ -25,9 +25,12 @@ from adjudication.analytics import (
     round_analysis,
     round_submissions,
 )
+from adjudication.gold_selectors import gold_awaiting
+from adjudication.models import GoldItem
 from annotator.models import Annotation, Assignment, Item, Round
 from annotator.roles import ADJUDICATOR, ADMIN, require_role
 from nsmcore.agreement import AgreementReport
+from nsmcore.charts import Interval, interval_chart
 from nsmcore.schema import SLOT_NAMES, SLOTS
 
 PAGE_SIZE = 50
@@ -55,46 +58,10 @@ def _fmt(x: float | None) -> str:
 
 
 def _chart(report: AgreementReport) -> dict[str, Any]:
-    """Coordinates of a bar chart of alpha per slot with interval whiskers (SVG, no library)."""
-    lows = [s.ci_low for s in report.slots if s.ci_low is not None] + [
-        s.alpha for s in report.slots if s.alpha is not None
-    ]
-    lo = min([0.0, *lows])
-    lo = -1.0 if lo < -0.5 else (-0.5 if lo < 0 else 0.0)
-    width, left, row = 520.0, 120.0, 22
-
-    def x(value: float) -> float:
-        return left + (value - lo) / (1.0 - lo) * width
-
-    bars = []
-    for k, s in enumerate(report.slots):
-        y = 10 + k * row
-        bar = {
-            "slot": s.slot,
-            "y": y,
-            "text_y": y + 13,
-            "undefined": s.alpha is None,
-            "degenerate": s.degenerate,
-        }
-        if s.alpha is not None:
-            x0, x1 = sorted((x(0.0), x(s.alpha)))
-            bar |= {"x": x0, "w": max(x1 - x0, 1.0), "alpha": s.alpha, "label_x": x(max(s.alpha, 0)) + 6}
-            if s.ci_low is not None and s.ci_high is not None:
-                bar |= {"ci_x1": x(s.ci_low), "ci_x2": x(s.ci_high), "ci_y": y + 8}
-        bars.append(bar)
-    # evenly spaced from lo to 1, each drawn once: quarters over [0, 1] and [-0.5, 1], halves over [-1, 1]
-    step = 0.5 if lo < -0.5 else 0.25
-    values = [lo + k * step for k in range(round((1.0 - lo) / step) + 1)]
-    ticks = [{"x": x(t), "label": f"{t:g}"} for t in values]
-    height = 10 + len(bars) * row + 24
-    return {
-        "bars": bars,
-        "ticks": ticks,
-        "width": left + width + 60,
-        "height": height,
-        "zero": x(0.0),
-        "axis_y": height - 20,
-    }
+    """Alpha per slot with its interval, as the charts module lays it out."""
+    return interval_chart(
+        [Interval(s.slot, s.alpha, s.ci_low, s.ci_high, s.degenerate) for s in report.slots]
+    )
 
 
 @require_GET
@@ -148,6 +115,8 @@ def conflict_list(request: HttpRequest, round_id: int) -> HttpResponse:
     values = SLOTS[SLOT_NAMES.index(slot)].values if slot else ()
     a = request.GET.get("a", "") if request.GET.get("a", "") in values else ""
     b = request.GET.get("b", "") if request.GET.get("b", "") in values else ""
+    # filtered in Python on purpose: conflicts are rows of the round's in-memory analysis (numpy
+    # arrays), not a queryset, so there is no database query to move the filter into
     matching = conflict_rows(analysis, slot=slot, a=a, b=b)
     coders = analysis.data.coder_names
     if request.GET.get("format") == "csv":
@@ -184,6 +153,7 @@ def item_view(request: HttpRequest, round_id: int, item_id: int) -> HttpResponse
         .select_related("assignment__annotator")
         .order_by("assignment__annotator__username")
     )
+    has_gold = GoldItem.objects.filter(round=round_, item=item).exists()
     rows = []
     for slot in SLOTS:
         given = [getattr(a, slot.name) for a in annotations]
@@ -203,6 +173,8 @@ def item_view(request: HttpRequest, round_id: int, item_id: int) -> HttpResponse
         "rows": rows,
         "text": item.text_for(round_.text_field),
         "differing": sum(r["differs"] for r in rows),
+        "has_gold": has_gold,
+        "awaiting": 0 if has_gold else gold_awaiting(round_),
     }
     return render(request, "adjudication/item.html", context)
 

@@ -3,23 +3,20 @@ them; only adjudicators propose, vote, apply and resolve."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from adjudication.analytics import item_texts, round_analysis, round_submissions
 from adjudication.audit import gold_audit_trail
+from adjudication.filters import GoldFilter
+from adjudication.forms import GoldOpenForm, ProposeForm, ResolveForm, ReviseForm, VoteForm, form_problems
 from adjudication.gold import (
     AdjudicationError,
     acceptance_rule,
     convention_apply,
-    convention_matches,
     convention_propose,
     convention_revise,
     convention_vote,
@@ -28,50 +25,14 @@ from adjudication.gold import (
     gold_sync,
 )
 from adjudication.gold_preview import gold_preview
+from adjudication.gold_selectors import convention_open_matches, gold_awaiting
 from adjudication.models import Convention, GoldConstrual, GoldItem, Vote
 from annotator.models import Annotation, Round
 from annotator.roles import ADJUDICATOR, ADMIN, has_role, require_role
-from nsmcore.schema import SLOT_BY_NAME, SLOT_NAMES, SLOTS
+from nsmcore.schema import SLOTS
 
 PAGE_SIZE = 50
 PREVIEW_SIZE = 200  # matches a convention's page lists (the count covers them all)
-
-
-class ProposeForm(forms.Form):
-    """A convention's dispute, picked from lists: the twelve slots, and the values of the chosen
-    slot (the page swaps those in with htmx when the slot changes). A value outside the slot's set
-    is refused here, naming it and the allowed ones."""
-
-    VALUE_FIELDS = ("value_a", "value_b", "chosen")
-
-    round = forms.ModelChoiceField(Round.objects.order_by("name"))
-    slot = forms.ChoiceField(choices=[("", "choose a slot…")] + [(s, s) for s in SLOT_NAMES])
-    value_a = forms.ChoiceField(label="one value")
-    value_b = forms.ChoiceField(label="the other value")
-    chosen = forms.ChoiceField(
-        label="the slot takes",
-        help_text="one of the two values",
-        error_messages={"required": "the slot takes: choose one of the two values"},
-    )
-    rule = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), help_text="the convention in words")
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        slot = (self.data if self.is_bound else self.initial).get("slot", "")
-        values = SLOT_BY_NAME[slot].values if slot in SLOT_BY_NAME else ()
-        self.fields["slot"].widget.attrs.update(
-            {"hx-get": reverse("conventions"), "hx-trigger": "change", "hx-target": "#convention-values",
-             "hx-swap": "outerHTML"}
-        )  # fmt: skip
-        # no slot yet: every slot's values, grouped, so that the page works without JavaScript
-        listed = [(v, v) for v in values] or [(s.name, [(v, v) for v in s.values]) for s in SLOTS]
-        for name in self.VALUE_FIELDS:
-            field = self.fields[name]
-            field.choices = [("", "choose…"), *listed]
-            if values:
-                field.error_messages["invalid_choice"] = (
-                    f"%(value)s is not a value of {slot}; allowed: {', '.join(values)}"
-                )
 
 
 @require_role(ADJUDICATOR, ADMIN)
@@ -87,7 +48,7 @@ def conventions(request: HttpRequest) -> HttpResponse:
             return HttpResponse("only adjudicators propose conventions", status=403)
         if form.is_valid():
             data = form.cleaned_data
-            source = {k: request.POST[k] for k in ("from", "item") if request.POST.get(k)}
+            source = form.source()
             try:
                 convention = convention_propose(
                     user=request.user, round_=data["round"], slot=data["slot"], value_a=data["value_a"],
@@ -122,10 +83,17 @@ def convention_detail(request: HttpRequest, convention_id: int) -> HttpResponse:
 
 
 def _convention_page(
-    request: HttpRequest, convention: Convention, *, vote_error: str = "", status: int = 200
+    request: HttpRequest,
+    convention: Convention,
+    *,
+    vote_error: str = "",
+    revise_error: str = "",
+    status: int = 200,
 ) -> HttpResponse:
     votes = Vote.objects.filter(convention=convention).select_related("adjudicator").order_by("created_at")
-    matches = convention_matches(convention) if convention.status in ("accepted", "proposed") else []
+    live = convention.status in ("accepted", "proposed")
+    # read only: records not yet opened are counted and offered as a button, not opened here
+    matches = convention_open_matches(convention) if live else []
     shown = matches[:PREVIEW_SIZE]
     texts = item_texts(item_ids=[m.item_id for m in shown], text_field=convention.round.text_field)
     quorum, majority = acceptance_rule()
@@ -141,6 +109,9 @@ def _convention_page(
         "quorum": quorum,
         "majority": majority,
         "vote_error": vote_error,
+        "revise_error": revise_error,
+        "round": convention.round,
+        "awaiting": gold_awaiting(convention.round) if live else 0,
     }
     return render(request, "adjudication/convention.html", context, status=status)
 
@@ -159,19 +130,17 @@ def _act(request: HttpRequest, convention_id: int, action) -> HttpResponse:
 @require_POST
 @require_role(ADJUDICATOR)
 def convention_vote_view(request: HttpRequest, convention_id: int) -> HttpResponse:
-    answer = request.POST.get("approve", "")
-    if answer not in ("yes", "no"):
+    form = VoteForm(request.POST)
+    if not form.is_valid():
         convention = get_object_or_404(
             Convention.objects.select_related("proposer", "round"), pk=convention_id
         )
-        return _convention_page(
-            request, convention, vote_error="approve: choose approve or reject", status=400
-        )
+        return _convention_page(request, convention, vote_error=form_problems(form), status=400)
 
     def vote(convention: Convention) -> str:
-        approve = answer == "yes"
+        approve = form.cleaned_data["approve"] == "yes"
         after = convention_vote(
-            user=request.user, convention=convention, approve=approve, comment=request.POST.get("comment", "")
+            user=request.user, convention=convention, approve=approve, comment=form.cleaned_data["comment"]
         )
         return f"Vote recorded; {after.label} is {after.status}."
 
@@ -191,15 +160,17 @@ def convention_apply_view(request: HttpRequest, convention_id: int) -> HttpRespo
 @require_POST
 @require_role(ADJUDICATOR)
 def convention_revise_view(request: HttpRequest, convention_id: int) -> HttpResponse:
-    convention = get_object_or_404(Convention, pk=convention_id)
+    convention = get_object_or_404(Convention.objects.select_related("proposer", "round"), pk=convention_id)
+    form = ReviseForm(request.POST, convention=convention)
+    if not form.is_valid():
+        return _convention_page(request, convention, revise_error=form_problems(form), status=400)
     try:
         revision = convention_revise(
-            user=request.user, convention=convention, chosen=request.POST.get("chosen", ""),
-            rule=request.POST.get("rule", ""),
+            user=request.user, convention=convention, chosen=form.cleaned_data["chosen"],
+            rule=form.cleaned_data["rule"],
         )  # fmt: skip
     except AdjudicationError as error:
-        messages.error(request, str(error))
-        return redirect("convention", convention_id)
+        return _convention_page(request, convention, revise_error=str(error), status=400)
     messages.success(
         request, f"{revision.label} proposed; items settled by earlier versions are marked for review."
     )
@@ -217,30 +188,22 @@ def convention_withdraw_view(request: HttpRequest, convention_id: int) -> HttpRe
 
 @require_role(ADJUDICATOR, ADMIN)
 def gold_list(request: HttpRequest, round_id: int) -> HttpResponse:
+    """The round's gold records, filtered and paged in the database; a GET writes nothing (items
+    waiting for a record are counted, and a button opens them)."""
     round_ = get_object_or_404(Round, pk=round_id)
-    gold_sync(round_)
-    rows = GoldItem.objects.filter(round=round_).select_related("item").prefetch_related("construals")
-    status, label, source = (
-        request.GET.get("status", ""),
-        request.GET.get("label", ""),
-        request.GET.get("source", ""),
-    )
+    rows = GoldItem.objects.filter(round=round_)
     total = rows.count()
     resolved = rows.filter(status=GoldItem.Status.RESOLVED).count()
-    if status == "review":
-        rows = rows.filter(needs_review=True)
-    elif status in ("open", "resolved"):
-        rows = rows.filter(status=status)
-    if label:
-        rows = rows.filter(construals__index=1, construals__label=label)
+    filters = GoldFilter(request.GET, queryset=rows)
+    valid = filters.is_valid()
+    shown = filters.qs if valid else rows.none()
+    shown = shown.select_related("item").prefetch_related("construals").order_by("item__source_id")
+    page = Paginator(shown, PAGE_SIZE).get_page(request.GET.get("page"))
     records = []
-    for gold in rows.order_by("item__source_id"):
+    for gold in page.object_list:
         construals = list(gold.construals.all())
         sources = {p.get("source") for c in construals for p in c.provenance.values()}
-        if source and source not in sources:
-            continue
         records.append({"gold": gold, "construals": construals, "sources": sorted(sources)})
-    page = Paginator(records, PAGE_SIZE).get_page(request.GET.get("page"))
     # ordered by label: the model's own ordering (index) would join the DISTINCT and repeat labels
     labels = list(
         GoldConstrual.objects.filter(gold__round=round_)
@@ -249,32 +212,35 @@ def gold_list(request: HttpRequest, round_id: int) -> HttpResponse:
         .values_list("label", flat=True)
         .distinct()
     )
+    data = filters.form.cleaned_data if valid else {}
     context = {
         "round": round_,
         "page": page,
+        "records": records,
         "total": total,
         "resolved": resolved,
         "percent": int(100 * resolved / total) if total else 0,
-        "status": status,
-        "label": label,
-        "source": source,
+        "filters": filters,
+        "status": data.get("status") or "",
+        "label": data.get("label") or "",
+        "source": data.get("source") or "",
         "labels": labels,
-        "slots": SLOT_NAMES,
+        "awaiting": gold_awaiting(round_),
         "submissions": None if round_analysis(round_).data.coders else round_submissions(round_),
     }
-    return render(request, "adjudication/gold_list.html", context)
+    return render(request, "adjudication/gold_list.html", context, status=200 if valid else 400)
 
 
-def _posted_slots(request: HttpRequest) -> tuple[dict[str, str], dict[str, str] | None]:
-    """The slots the resolve form sets (an empty choice keeps the current value) and, when two
-    construals are kept, the second's (an empty choice: the same as the first)."""
-    values = {name: request.POST[name] for name in SLOT_NAMES if request.POST.get(name)}
-    if not request.POST.get("two_construals"):
-        return values, None
-    second = {
-        name: request.POST[f"second_{name}"] for name in SLOT_NAMES if request.POST.get(f"second_{name}")
-    }
-    return values, second
+@require_POST
+@require_role(ADJUDICATOR, ADMIN)
+def gold_open(request: HttpRequest, round_id: int) -> HttpResponse:
+    """Open gold records for the items whose annotations are all in (the button the gold pages
+    show), then back to the page it was pressed on."""
+    round_ = get_object_or_404(Round, pk=round_id)
+    form = GoldOpenForm(request.POST)
+    opened = gold_sync(round_)
+    messages.success(request, f"{opened} gold record{'s' if opened != 1 else ''} opened.")
+    return redirect(form.next_url(round_))
 
 
 @require_POST
@@ -283,7 +249,10 @@ def gold_preview_view(request: HttpRequest, round_id: int, item_id: int) -> Http
     """The resolve form's construals rendered and routed as they stand, unsaved (htmx fragment)."""
     gold = get_object_or_404(GoldItem, round_id=round_id, item_id=item_id)
     stored = gold.construals.get(index=1)
-    values, second = _posted_slots(request)
+    form = ResolveForm(request.POST)
+    if not form.is_valid():
+        return HttpResponse(form_problems(form), status=400)
+    values, second = form.slots()
     first = {**stored.slots, **values}
     try:
         preview = gold_preview(
@@ -297,16 +266,17 @@ def gold_preview_view(request: HttpRequest, round_id: int, item_id: int) -> Http
 @require_role(ADJUDICATOR, ADMIN)
 def gold_item(request: HttpRequest, round_id: int, item_id: int) -> HttpResponse:
     round_ = get_object_or_404(Round, pk=round_id)
-    gold_sync(round_)
     gold = get_object_or_404(GoldItem.objects.select_related("item"), round=round_, item_id=item_id)
     if request.method == "POST":
         if not has_role(request.user, ADJUDICATOR):
             return HttpResponse("only adjudicators resolve items", status=403)
-        values, second = _posted_slots(request)
+        form = ResolveForm(request.POST)
+        if not form.is_valid():
+            return _gold_page(request, round_, gold, error=form_problems(form), status=400)
+        values, second = form.slots()
         try:
-            gold_resolve(
-                user=request.user, gold=gold, values=values, second=second, why=request.POST.get("why", "")
-            )
+            why = form.cleaned_data["why"]
+            gold_resolve(user=request.user, gold=gold, values=values, second=second, why=why)
         except AdjudicationError as error:
             return _gold_page(request, round_, gold, error=str(error), status=400)
         messages.success(request, f"{gold.item.source_id} resolved.")
@@ -355,6 +325,6 @@ def _gold_page(
         "preview": preview,
         "can_act": has_role(request.user, ADJUDICATOR),
         "error": error,
-        "why": request.POST.get("why", "") if error else "",
+        "why": request.POST.get("why", "") if error else "",  # the rejected form, shown again
     }
     return render(request, "adjudication/gold_item.html", context, status=status)

@@ -12,6 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotator.filters import AssignmentFilter, ItemFilter
 from annotator.models import FLAGS, SLOT_FIELDS, Annotation, AnnotationRevision, Assignment, Item
 from annotator.roles import ADJUDICATOR, ADMIN, user_roles
 from annotator.selectors import assignment_for_user, prefill_for, prefills_for
@@ -47,6 +48,7 @@ class ItemList(generics.ListAPIView):
     permission_classes = [IsAuthenticated & IsAdjudicatorOrAdmin]
     serializer_class = ItemSerializer
     queryset = Item.objects.order_by("id")
+    filterset_class = ItemFilter
 
 
 class ItemDetail(generics.RetrieveAPIView):
@@ -103,14 +105,12 @@ class MyAssignments(generics.ListAPIView):
 
     permission_classes = [IsAuthenticated]
     serializer_class = AssignmentOut
+    filterset_class = AssignmentFilter  # ?round=<name>&status=<pending|done|skipped>
 
     def get_queryset(self):
         qs = Assignment.objects.filter(annotator=self.request.user).select_related(
             "round", "item", "annotation"
         )
-        round_name = self.request.query_params.get("round")
-        if round_name:
-            qs = qs.filter(round__name=round_name)
         return qs.order_by("round_id", "position")
 
     def get_serializer(self, *args: Any, **kwargs: Any) -> AssignmentOut:

@@ -1,4 +1,4 @@
-"""Forms of the admin pages: users and rounds."""
+"""Forms of the admin pages (users and rounds) and of the annotation workspace."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 from django import forms
 from django.contrib.auth.models import User
 
-from annotator.models import ItemSet, Round
+from annotator.models import FLAGS, SLOT_FIELDS, ItemSet, Round
 from annotator.roles import ROLES
 from annotator.round_selectors import annotator_choices, parser_coverage
 
@@ -87,3 +87,45 @@ class PoolForm(forms.Form):
     def __init__(self, *args: Any, queryset: Any = None, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.fields["annotator"].queryset = queryset if queryset is not None else annotator_choices()
+
+
+class AnnotationValuesForm(forms.Form):
+    """The values of an annotation as the workspace posts them: the slots, residue, notes and
+    flags. The form checks their shape (a flag of the list, a value of bounded length); whether
+    the values make an explication is nsmcore's check, in the service, which names slot and
+    allowed values."""
+
+    residue = forms.CharField(required=False, strip=False, max_length=10_000)
+    notes = forms.CharField(required=False, strip=False, max_length=10_000)
+    flags = forms.MultipleChoiceField(choices=[(f, f) for f in FLAGS], required=False)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name in SLOT_FIELDS:
+            self.fields[name] = forms.CharField(required=False, max_length=64)
+
+    def values(self) -> dict[str, Any]:
+        """The values to submit (cleaned), or, for a form with errors, as posted (to show them
+        again beside the errors)."""
+        if self.is_valid():
+            data = self.cleaned_data
+            return {**{name: data[name] for name in SLOT_FIELDS}, "residue": data["residue"],
+                    "notes": data["notes"], "flags": data["flags"]}  # fmt: skip
+        posted = self.data
+        values: dict[str, Any] = {name: posted.get(name, "") for name in (*SLOT_FIELDS, "residue", "notes")}
+        values["flags"] = posted.getlist("flags") if hasattr(posted, "getlist") else posted.get("flags", [])
+        return values
+
+    def problems(self) -> dict[str, str]:
+        return {field: "; ".join(messages) for field, messages in self.errors.items()}
+
+
+class SubmitForm(AnnotationValuesForm):
+    """An annotation submit: its values and its bookkeeping.
+
+    ``replace_version`` comes only from the "Replace it with mine" button of a stale-save page: it
+    names the saved version the annotator chose to overwrite after comparing it with theirs."""
+
+    base_version = forms.IntegerField(min_value=0)
+    time_spent_ms = forms.IntegerField(min_value=0, required=False)
+    replace_version = forms.IntegerField(min_value=1, required=False)

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 import nsmcore
 from annotator.annotation_form import KEYS, slot_groups
+from annotator.forms import AnnotationValuesForm, SubmitForm
 from annotator.models import FLAGS, SLOT_FIELDS, Annotation, Assignment
 from annotator.selectors import (
     annotation_of,
@@ -51,25 +52,6 @@ def round_next(request: HttpRequest, round_id: int) -> HttpResponse:
         messages.success(request, "Nothing left to annotate in that round.")
         return redirect("queue")
     return redirect("annotate", assignment_id=assignment.pk)
-
-
-class SubmitForm(forms.Form):
-    """The bookkeeping fields of an annotation submit (the slot values are checked by the service).
-
-    ``replace_version`` comes only from the "Replace it with mine" button of a stale-save page: it
-    names the saved version the annotator chose to overwrite after comparing it with theirs."""
-
-    base_version = forms.IntegerField(min_value=0)
-    time_spent_ms = forms.IntegerField(min_value=0, required=False)
-    replace_version = forms.IntegerField(min_value=1, required=False)
-
-
-def _form_values(post: Any) -> dict[str, Any]:
-    values: dict[str, Any] = {name: post.get(name, "") for name in SLOT_FIELDS}
-    values["residue"] = post.get("residue", "")
-    values["notes"] = post.get("notes", "")
-    values["flags"] = post.getlist("flags")
-    return values
 
 
 def _page(
@@ -153,11 +135,10 @@ def annotate(request: HttpRequest, assignment_id: int) -> HttpResponse:
         return _page(request, assignment)
     if request.method != "POST":
         return HttpResponse(status=405)
-    values = _form_values(request.POST)
     meta = SubmitForm(request.POST)
+    values = meta.values()
     if not meta.is_valid():
-        errors = {field: "; ".join(problems) for field, problems in meta.errors.items()}
-        return _page(request, assignment, values=values, errors=errors, status=400)
+        return _page(request, assignment, values=values, errors=meta.problems(), status=400)
     loaded_at = meta.cleaned_data["base_version"]
     replace = meta.cleaned_data["replace_version"]
     try:
@@ -187,7 +168,10 @@ def annotate(request: HttpRequest, assignment_id: int) -> HttpResponse:
 @require_POST
 def preview(request: HttpRequest, assignment_id: int) -> HttpResponse:
     assignment = assignment_for_user(request.user, assignment_id)
-    context = _preview_context(assignment.round, _form_values(request.POST))
+    form = AnnotationValuesForm(request.POST)
+    if not form.is_valid():
+        return HttpResponse("; ".join(f"{k}: {v}" for k, v in form.problems().items()), status=400)
+    context = _preview_context(assignment.round, form.values())
     return render(request, "annotator/_annotate_preview.html", context)
 
 

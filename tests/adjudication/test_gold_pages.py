@@ -86,7 +86,19 @@ def test_vote_preview_apply_and_the_guidelines_list_the_convention(
         client.post(reverse("convention_vote", args=[convention.pk]), {"approve": "yes", "comment": "agreed"})
     page = client.get(reverse("convention", args=[convention.pk])).content.decode()
     assert 'id="convention-status">accepted' in page
+    # the GET opened no gold record: it offers the button that does
+    assert not GoldItem.objects.exists()
+    assert (
+        "Preview: 0 conflicts it settles" in page and "4 items</strong> have all their annotations in" in page
+    )
+    opened = client.post(
+        reverse("gold_open", args=[submitted.pk]), {"next": reverse("convention", args=[convention.pk])}
+    )
+    assert opened.status_code == 302 and opened["Location"] == reverse("convention", args=[convention.pk])
+    assert GoldItem.objects.filter(round=submitted).count() == 4
+    page = client.get(opened["Location"]).content.decode()
     assert "Preview: 2 conflicts it settles" in page and "i / someone-else" in page
+    assert 'id="gold-open"' not in page
     client.post(reverse("convention_apply", args=[convention.pk]))
     gold = client.get(reverse("gold_list", args=[submitted.pk])).content.decode()
     assert "<strong>3 / 4</strong> resolved" in gold

@@ -93,6 +93,7 @@ def test_the_convention_preview_shows_each_items_text(adjudicator_client, submit
         user=adjudicator, round_=submitted, slot="agency", value_a="i", value_b="someone-else", chosen="i",
         rule="The writer's own act takes agency=i.",
     )  # fmt: skip
+    adjudicator_client.post(reverse("gold_open", args=[submitted.pk]))  # the page's button: GETs open none
     page = adjudicator_client.get(reverse("convention", args=[convention.pk])).content.decode()
     preview = re.search(r'<table class="rules" id="preview">.*?</table>', page, re.S).group(0)
     assert "<summary>I was ... when the long letter" in preview and "after the war.</details>" in preview

@@ -179,3 +179,30 @@ def test_history_page_lists_revisions(client, prefilled_round, annotator):
     annotation_submit(assignment=a, user=annotator, values=PRED | {"body": "yes"}, base_version=1)
     body = client.get(reverse("history", args=[a.pk])).content.decode()
     assert body.count("<tr><td>") == 2 and "body</code>=yes" in body
+
+
+@pytest.mark.parametrize(
+    "extra, field, message",
+    [
+        ({"flags": ["two-construals", "odd"]}, "flags", "Select a valid choice. odd is not one of the"),
+        ({"base_version": "first"}, "base_version", "Enter a whole number."),
+        ({"time_spent_ms": "-5"}, "time_spent_ms", "greater than or equal to 0"),
+        ({"agency": "x" * 65}, "agency", "at most 64 characters"),
+    ],
+)
+def test_a_bad_workspace_post_is_a_400_naming_the_field_and_writes_nothing(
+    client, prefilled_round, annotator, extra, field, message
+):
+    client.force_login(annotator)
+    a = first(prefilled_round, annotator)
+    response = client.post(reverse("annotate", args=[a.pk]), form(PRED, **extra))
+    page = response.content.decode()
+    assert response.status_code == 400
+    assert f"<li><code>{field}</code>: " in page and message in page
+    a.refresh_from_db()
+    assert (
+        a.status == "pending" and not Annotation.objects.exists() and not AnnotationRevision.objects.exists()
+    )
+    # the live preview reads the same form: a bad flag is named there too
+    preview = client.post(reverse("preview", args=[a.pk]), form(PRED, flags=["odd"]))
+    assert preview.status_code == 400 and preview.content.decode().startswith("flags: ")

@@ -50,6 +50,11 @@ def test_two_adjudicators_settle_conflicts_into_gold(
     other.click("#vote-form button[type=submit]")
     expect(other.locator("#convention-status")).to_have_text("accepted")
 
+    # reading the page opened no gold record: dave opens them with the page's button
+    expect(other.locator("#gold-open")).to_contain_text("4 items have all their annotations in")
+    other.click("#gold-open-button")
+    expect(other.locator(".messages")).to_contain_text("4 gold records opened")
+    expect(other.locator("#gold-open")).to_have_count(0)
     # the preview shows the matched conflicts; applying resolves them
     expect(other.locator("#preview tbody tr")).to_have_count(2)
     expect(other.locator("#preview")).to_contain_text("i / someone-else")

@@ -146,6 +146,8 @@ def test_a_team_builds_and_exports_a_gold_corpus_in_the_browser(
     page.check("#vote-form input[name=approve][value=yes]")
     page.click("#vote-form button[type=submit]")
     expect(page.locator("#convention-status")).to_have_text("accepted")
+    page.click("#gold-open-button")  # the gold records open at a press, not on a page view
+    expect(page.locator(".messages")).to_contain_text(f"{N_ITEMS} gold records opened")
     expect(page.locator("#preview tbody tr")).to_have_count(N_ITEMS)
     page.click("#apply")
     expect(page.locator(".messages")).to_contain_text(f"{N_ITEMS} items settled")

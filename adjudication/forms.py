@@ -1,0 +1,149 @@
+"""Forms of the adjudication pages: every POST is read through one, so that a bad value is named
+(field and message) and answered 400 before any service writes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+
+from adjudication.models import Convention
+from annotator.models import Round
+from nsmcore.schema import SLOT_BY_NAME, SLOT_NAMES, SLOTS
+
+
+def form_problems(form: forms.Form) -> str:
+    """A form's errors as one line, each named by its field: "approve: choose approve or reject"."""
+    return "; ".join(
+        f"{name}: {message}" if name != "__all__" else message
+        for name, messages in form.errors.items()
+        for message in messages
+    )
+
+
+class ProposeForm(forms.Form):
+    """A convention's dispute, picked from lists: the twelve slots, and the values of the chosen
+    slot (the page swaps those in with htmx when the slot changes). A value outside the slot's set
+    is refused here, naming it and the allowed ones."""
+
+    VALUE_FIELDS = ("value_a", "value_b", "chosen")
+
+    round = forms.ModelChoiceField(Round.objects.order_by("name"))
+    slot = forms.ChoiceField(choices=[("", "choose a slot…")] + [(s, s) for s in SLOT_NAMES])
+    value_a = forms.ChoiceField(label="one value")
+    value_b = forms.ChoiceField(label="the other value")
+    chosen = forms.ChoiceField(
+        label="the slot takes",
+        help_text="one of the two values",
+        error_messages={"required": "the slot takes: choose one of the two values"},
+    )
+    rule = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), help_text="the convention in words")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # where the proposal came from (a flow, or a conflict and its item): kept as its source
+        self.fields["from"] = forms.ChoiceField(
+            choices=[("", ""), ("flow", "flow"), ("conflict", "conflict")], required=False
+        )
+        self.fields["item"] = forms.CharField(required=False, max_length=64)
+        slot = (self.data if self.is_bound else self.initial).get("slot", "")
+        values = SLOT_BY_NAME[slot].values if slot in SLOT_BY_NAME else ()
+        self.fields["slot"].widget.attrs.update(
+            {"hx-get": reverse("conventions"), "hx-trigger": "change", "hx-target": "#convention-values",
+             "hx-swap": "outerHTML"}
+        )  # fmt: skip
+        # no slot yet: every slot's values, grouped, so that the page works without JavaScript
+        listed = [(v, v) for v in values] or [(s.name, [(v, v) for v in s.values]) for s in SLOTS]
+        for name in self.VALUE_FIELDS:
+            field = self.fields[name]
+            field.choices = [("", "choose…"), *listed]
+            if values:
+                field.error_messages["invalid_choice"] = (
+                    f"%(value)s is not a value of {slot}; allowed: {', '.join(values)}"
+                )
+
+    def source(self) -> dict[str, str]:
+        return {k: self.cleaned_data[k] for k in ("from", "item") if self.cleaned_data.get(k)}
+
+
+class VoteForm(forms.Form):
+    approve = forms.ChoiceField(
+        choices=[("yes", "approve"), ("no", "reject")],
+        error_messages={"required": "choose approve or reject", "invalid_choice": "choose approve or reject"},
+    )
+    comment = forms.CharField(required=False, max_length=2000)
+
+
+class ReviseForm(forms.Form):
+    """A revision of an accepted convention: which of its two values the slot now takes, and why."""
+
+    chosen = forms.ChoiceField(choices=())
+    rule = forms.CharField(
+        max_length=5000, error_messages={"required": "write the revised convention in words"}
+    )
+
+    def __init__(self, *args: Any, convention: Convention, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        pair = (convention.value_a, convention.value_b)
+        self.fields["chosen"].choices = [(v, v) for v in pair]
+        self.fields["chosen"].error_messages["invalid_choice"] = (
+            f"%(value)s is not one of the disputed values ({' or '.join(pair)})"
+        )
+
+
+class ResolveForm(forms.Form):
+    """The gold item's resolve form: a value per slot (empty keeps the current one), and, when two
+    construals are kept, the second's values (empty: as the first). A value outside its slot is
+    refused here by name; whether every slot ends up set is the service's check."""
+
+    two_construals = forms.BooleanField(required=False)
+    why = forms.CharField(required=False, max_length=5000)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for slot in SLOTS:
+            allowed = ", ".join(slot.values)
+            for name in (slot.name, f"second_{slot.name}"):
+                self.fields[name] = forms.ChoiceField(
+                    choices=[("", "keep"), *((v, v) for v in slot.values)],
+                    required=False,
+                    error_messages={
+                        # the service's wording, so that the page reads the same either way
+                        "invalid_choice": f"'%(value)s' is not an allowed value; allowed: {allowed}"
+                    },
+                )
+
+    def slots(self) -> tuple[dict[str, str], dict[str, str] | None]:
+        """The slots set on the first construal, and the second's (None: one construal)."""
+        data = self.cleaned_data
+        first = {name: data[name] for name in SLOT_NAMES if data.get(name)}
+        if not data["two_construals"]:
+            return first, None
+        return first, {name: data[f"second_{name}"] for name in SLOT_NAMES if data.get(f"second_{name}")}
+
+
+class GoldOpenForm(forms.Form):
+    """The button that opens gold records for items whose annotations are all in; ``next`` is the
+    page it came from (a path on this site; anything else goes back to the gold list)."""
+
+    next = forms.CharField(required=False, max_length=2000)
+
+    def next_url(self, round_: Round) -> str:
+        target = self.cleaned_data.get("next", "") if self.is_valid() else ""
+        if target and url_has_allowed_host_and_scheme(target, allowed_hosts=None) and target.startswith("/"):
+            return target
+        return reverse("gold_list", args=[round_.pk])
+
+
+class JudgementMarkForm(forms.Form):
+    line = forms.CharField(max_length=5000)
+    entailed = forms.ChoiceField(
+        choices=[("yes", "entailed"), ("no", "not entailed")],
+        error_messages={
+            "required": "say entailed=yes or entailed=no",
+            "invalid_choice": "say entailed=yes or entailed=no",
+        },
+    )
+    page = forms.IntegerField(min_value=1, required=False)

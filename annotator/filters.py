@@ -1,0 +1,28 @@
+"""Filters of the annotator app's lists, applied in the database (django-filter): the API's list
+endpoints use them through DRF's filter backend, so a bad value is a 400 naming the parameter."""
+
+from __future__ import annotations
+
+import django_filters
+
+from annotator.models import Assignment, Item
+
+
+class ItemFilter(django_filters.FilterSet):
+    source = django_filters.CharFilter(max_length=64)
+    source_id = django_filters.CharFilter(max_length=128)
+    reference_label = django_filters.CharFilter(max_length=32)
+    item_set = django_filters.NumberFilter(field_name="item_sets", help_text="an item set's id")
+
+    class Meta:
+        model = Item
+        fields: list[str] = []
+
+
+class AssignmentFilter(django_filters.FilterSet):
+    round = django_filters.CharFilter(field_name="round__name", max_length=100, help_text="a round's name")
+    status = django_filters.ChoiceFilter(choices=Assignment.Status.choices)
+
+    class Meta:
+        model = Assignment
+        fields: list[str] = []
