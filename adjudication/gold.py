@@ -6,19 +6,19 @@ GoldChange row: who, when, from, to, why.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from django.conf import settings
 from django.core.cache import cache
-from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from adjudication.analytics import round_analysis, round_signature
 from adjudication.models import Convention, GoldChange, GoldConstrual, GoldItem, Vote
+from adjudication.queries import json_key_set, rows_insert, rows_update
 from annotator.models import Assignment, Item, Round
 from annotator.versions import round_version
 from nsmcore.mapper import route_batch
@@ -210,9 +210,9 @@ def gold_sync(round_: Round) -> int:
             done = all(v is not None for v in slots.values())
             golds.append(GoldItem(item_id=item_id, round=round_, status="resolved" if done else "open"))
             rows.append((slots, provenance))
-        # prepared executemany inserts: Django's bulk_create spends most of its time building SQL
+        # adjudication.queries.rows_insert says why these are not bulk_create
         now = timezone.now()
-        _insert_many(
+        rows_insert(
             GoldItem,
             ["item_id", "round_id", "status", "needs_review", "review_reason", "pivotal_slots", "updated_at"],
             [[g.item_id, round_.pk, g.status, False, "", [], now] for g in golds],
@@ -222,7 +222,7 @@ def gold_sync(round_: Round) -> int:
         )
         routings = _routings([slots for slots, _ in rows], rule_set)
         fields = ["gold_id", "index", "slots", "provenance", "residue", "notes", *_UNROUTED]
-        _insert_many(
+        rows_insert(
             GoldConstrual,
             fields,
             [
@@ -230,7 +230,7 @@ def gold_sync(round_: Round) -> int:
                 for g, (slots, provenance), routing in zip(golds, rows, routings, strict=True)
             ],
         )
-        _insert_many(
+        rows_insert(
             GoldChange,
             ["gold_id", "who_id", "at", "before", "after", "why"],
             [
@@ -354,13 +354,13 @@ def convention_apply(*, user, convention: Convention) -> int:
             )
         ]
         complete = [c for c in updated if c.label]
-        _save_construals(updated)
-        _set_provenance([c.pk for c in updated], slot, mark)
+        rows_update(GoldConstrual, _CONSTRUAL_FIELDS, updated)
+        json_key_set(GoldConstrual, "provenance", [c.pk for c in updated], slot, mark)
         GoldItem.objects.filter(pk__in=[c.gold_id for c in complete]).update(
             status=GoldItem.Status.RESOLVED, updated_at=timezone.now()
         )
         now = timezone.now()
-        _insert_many(
+        rows_insert(
             GoldChange,
             ["gold_id", "who_id", "at", "before", "after", "why"],
             [[c.gold_id, user.pk, now, {slot: None}, {slot: chosen, "label": c.label}, why] for c in updated],
@@ -369,62 +369,7 @@ def convention_apply(*, user, convention: Convention) -> int:
     return len(updated)
 
 
-def _insert_many(model: Any, attnames: list[str], rows: list[list[Any]]) -> None:
-    """One prepared INSERT run for every row (executemany), values prepared by the fields."""
-    if not rows:
-        return
-    conn = connections[DEFAULT_DB_ALIAS]
-    fields = [next(f for f in model._meta.concrete_fields if f.attname == name) for name in attnames]
-    table = conn.ops.quote_name(model._meta.db_table)
-    columns = ", ".join(conn.ops.quote_name(f.column) for f in fields)
-    sql = f"INSERT INTO {table} ({columns}) VALUES ({', '.join(['%s'] * len(fields))})"
-    prepared = [[f.get_db_prep_save(v, conn) for f, v in zip(fields, row, strict=True)] for row in rows]
-    with conn.cursor() as cursor:
-        cursor.executemany(sql, prepared)
-
-
-_CONSTRUAL_FIELDS = ("slots", "label", "rule", "fired", "abstention", "rule_set_version")
-
-
-def _set_provenance(pks: list[int], slot: str, mark: dict[str, Any]) -> None:
-    """Set one slot's provenance in many construals with one statement, in the database's own
-    JSON functions (reading and rewriting every provenance document costs more than the rest)."""
-    if not pks:
-        return
-    conn = connections[DEFAULT_DB_ALIAS]
-    table = conn.ops.quote_name(GoldConstrual._meta.db_table)
-    with conn.cursor() as cursor:
-        if conn.vendor == "postgresql":
-            cursor.execute(
-                f"UPDATE {table} SET provenance = jsonb_set(provenance, %s, %s::jsonb) WHERE id = ANY(%s)",
-                [[slot], json.dumps(mark), pks],
-            )
-        elif conn.vendor == "sqlite":
-            cursor.execute(
-                f"UPDATE {table} SET provenance = json_set(provenance, %s, json(%s)) "
-                "WHERE id IN (SELECT value FROM json_each(%s))",
-                [f'$."{slot}"', json.dumps(mark), json.dumps(pks)],
-            )
-        else:  # any other backend: through the ORM
-            rows = GoldConstrual.objects.filter(pk__in=pks)
-            for construal in rows:
-                construal.provenance = {**construal.provenance, slot: mark}
-            GoldConstrual.objects.bulk_update(rows, ["provenance"], batch_size=2000)
-
-
-def _save_construals(construals: list[GoldConstrual]) -> None:
-    """Write many construals with one prepared UPDATE run for every row (executemany):
-    ``bulk_update`` builds a CASE per field and batch, which on SQLite is 50 times slower."""
-    if not construals:
-        return
-    conn = connections[DEFAULT_DB_ALIAS]  # the backend itself, not the thread-local proxy
-    fields = [GoldConstrual._meta.get_field(name) for name in _CONSTRUAL_FIELDS]
-    table = conn.ops.quote_name(GoldConstrual._meta.db_table)
-    assignments = ", ".join(f"{conn.ops.quote_name(f.column)} = %s" for f in fields)
-    sql = f"UPDATE {table} SET {assignments} WHERE id = %s"
-    rows = [[f.get_db_prep_save(getattr(c, f.attname), conn) for f in fields] + [c.pk] for c in construals]
-    with conn.cursor() as cursor:
-        cursor.executemany(sql, rows)
+_CONSTRUAL_FIELDS = ["slots", "label", "rule", "fired", "abstention", "rule_set_version"]
 
 
 def gold_resolve(

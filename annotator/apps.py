@@ -4,10 +4,12 @@ from django.db.models.signals import post_migrate
 
 def _forget_cached_versions(**kwargs) -> None:
     """The cache outlives processes (a folder, or Redis), so a database created again or migrated
-    may no longer be what it describes: start from nothing."""
-    from django.core.cache import cache
+    may no longer be what it describes: start from nothing. (Another process's own analysis cache
+    is keyed by the versions emptied here, so it is never read for the new database.)"""
+    from django.core.cache import caches
 
-    cache.clear()
+    for alias in caches:
+        caches[alias].clear()
 
 
 class AnnotatorConfig(AppConfig):

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
 
-from django.db import connection, transaction
-from django.utils import timezone
+from django.db import transaction
 
 from annotator.models import Item
+from annotator.queries import items_copy
 from rules.rulesets import active_rule_set
 
 APPRAISALS: tuple[str, ...] = (
@@ -352,30 +352,11 @@ ITEM_COLUMNS = ("source", "source_id", "text", "masked_text", "reference_label",
 
 
 def _insert(rows: list[dict[str, Any]], source: str) -> None:
-    """Insert new items: COPY on PostgreSQL (a multi-row INSERT spends most of its time binding
-    parameters there), bulk_create elsewhere."""
+    """Insert new items: COPY on PostgreSQL (``annotator.queries.items_copy`` says why),
+    bulk_create elsewhere."""
     if not rows:
         return
-    if connection.vendor == "postgresql":
-        now = timezone.now()
-        columns = ", ".join((*ITEM_COLUMNS, "created_at"))
-        with (
-            connection.cursor() as cursor,
-            cursor.cursor.copy(f"COPY {Item._meta.db_table} ({columns}) FROM STDIN") as copy,
-        ):
-            for row in rows:
-                copy.write_row(
-                    (
-                        source,
-                        row["source_id"],
-                        row["text"],
-                        row["masked_text"],
-                        row["reference_label"],
-                        json.dumps(row["appraisals"]),
-                        json.dumps(row["metadata"]),
-                        now,
-                    )
-                )
+    if items_copy(rows, source, ITEM_COLUMNS):
         return
     Item.objects.bulk_create(
         [Item(source=source, **{c: row[c] for c in ITEM_COLUMNS[1:]}) for row in rows],

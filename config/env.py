@@ -153,7 +153,7 @@ def database_identity(database: dict[str, Any]) -> str:
 def parse_cache_url(url: str, *, base_dir: Path) -> dict[str, Any]:
     """Django CACHES entry for ``file:///abs/folder`` or ``file://relative/folder`` (shared by
     the processes of one machine), ``redis://host:port/db`` (shared by machines; give it a
-    database of its own, since clearing the cache empties it) or ``locmem://`` (one process
+    database of its own, since clearing the cache empties it) or ``locmem://name`` (one process
     only: a worker would not see what the web server changed)."""
     scheme = urlsplit(url).scheme.lower()
     if scheme == "file":
@@ -167,8 +167,8 @@ def parse_cache_url(url: str, *, base_dir: Path) -> dict[str, Any]:
         }
     if scheme in ("redis", "rediss"):
         return {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}
-    if scheme == "locmem":
-        return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    if scheme == "locmem":  # locmem://name: caches of one name share their entries
+        return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": urlsplit(url).netloc}
     raise ConfigError(
         f"NSM_CACHE_URL {url!r}: unsupported scheme {scheme!r}; use file://, redis:// or locmem://"
     )
@@ -185,3 +185,9 @@ def filesystem_broker(folder: Path) -> dict[str, object]:
         "control_folder": str(folder / "control"),
         "polling_interval": 0.25,
     }
+
+
+def analysis_cache(url: str, *, base_dir: Path) -> dict[str, Any]:
+    """The CACHES entry for round analyses (NSM_ANALYSIS_CACHE_URL, as NSM_CACHE_URL; default
+    ``locmem://nsm-analysis``): a few large entries, so at most eight are kept."""
+    return {**parse_cache_url(url, base_dir=base_dir), "OPTIONS": {"MAX_ENTRIES": 8}}

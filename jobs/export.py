@@ -25,7 +25,7 @@ from django.utils.html import format_html
 import nsmcore
 from adjudication.models import Convention, GoldChange, GoldItem
 from annotator.models import ItemSet, Round
-from jobs.export_records import Tally, TierLists, batch_records, gold_batches
+from jobs.export_records import Encodings, Tally, TierLists, batch_records, gold_batches
 from jobs.kinds import JobError, JobKind, Params, job_kind_register
 from jobs.models import Export, Job
 from jobs.services import job_create, job_stopped
@@ -141,6 +141,7 @@ def export_write(
     set_names = ItemSet.objects.values_list("pk", "tier", "name")
     tiers = TierLists({pk: (tier, name) for pk, tier, name in set_names})
     tally = Tally()
+    encodings = Encodings()  # this export's own: nothing outlives it
     size = max(1, settings.NSM_EXPORT_BATCH_SIZE)
     rule_set = active_rule_set()
     emoexpl.remove_partials(folder, tag)
@@ -150,7 +151,9 @@ def export_write(
             for batch in gold_batches(round_.pk if round_ else None, size, verified_by):
                 if stopped():
                     return None
-                records = batch_records(batch, rounds=round_map, tiers=tiers, verifier=verifier, tally=tally)
+                records = batch_records(
+                    batch, rounds=round_map, tiers=tiers, verifier=verifier, tally=tally, encodings=encodings
+                )
                 out.write_many(records)
                 progress(len(batch))
         jsonl = pending.writer.files[emoexpl.JSONL_NAME]

@@ -3,8 +3,9 @@ paging, so memory does not grow with the corpus) and encoded as JSONL.
 
 Records are assembled from JSON fragments rather than by encoding one dict per record: a corpus
 repeats a few thousand explications, provenances and lines, so their encodings are made once
-(bounded caches) and only the per-item parts (text, probabilities) are encoded per item. The
-result is byte for byte what ``nsmcore.emoexpl.dumps`` gives for the same record (tested).
+(an export's own Encodings) and only the per-item parts (text, probabilities) are encoded per item. The
+result is byte for byte ``nsmcore.emoexpl.dumps`` of the record ``nsmcore.emoexpl.record`` builds,
+which defines what a record holds (tests/jobs/test_export_record.py compares whole records).
 
 Each gold construal's verified lines are kept in VerifiedLines the first time it is exported, as
 the JSON of their probabilities only (the fixed parts of a line record come from the rendering),
@@ -18,19 +19,19 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
 from json.encoder import encode_basestring
 from operator import itemgetter
 from typing import Any, NamedTuple
 
-from django.db import connection
+from django.db.models import FilteredRelation, Q, QuerySet
 
 import nsmcore
 from adjudication.models import GoldConstrual, GoldItem
-from annotator.models import Item, ItemSetMember, Round, text_in_field
+from annotator.models import ItemSetMember, Round, text_in_field
 from jobs.models import VerifiedLines
+from jobs.queries import gold_batch_rows
 from nsmcore import emoexpl
 from nsmcore.render import render
 from nsmcore.schema import SLOT_NAMES, Explication
@@ -53,11 +54,32 @@ class Tally:
     scores: list[float] = field(default_factory=list)
 
 
-_MEMO = 16384
+ENCODINGS_KEPT = 16384  # entries an export's Encodings keeps before it starts afresh
 
 
-@lru_cache(maxsize=_MEMO)
-def _decode(raw: str) -> Any:
+class Encodings:
+    """The encoded fragments of one export (explications, provenances, lines, rounds), each made
+    once: a corpus repeats a few thousand of them. It lives as long as the export that made it,
+    so nothing outlives the export or differs between processes; it starts afresh after
+    ENCODINGS_KEPT entries, so memory does not grow with the corpus."""
+
+    def __init__(self) -> None:
+        self.kept: dict[tuple, Any] = {}
+
+    def get(self, make: Callable[..., Any], *args: Any) -> Any:
+        key = (make, *args)
+        found = self.kept.get(key, _NONE)
+        if found is _NONE:
+            if len(self.kept) >= ENCODINGS_KEPT:
+                self.kept.clear()
+            found = self.kept[key] = make(self, *args)
+        return found
+
+
+_NONE = object()
+
+
+def _decode(_: Encodings, raw: str) -> Any:
     return json.loads(raw)
 
 
@@ -66,24 +88,21 @@ def _raw(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
 
-@lru_cache(maxsize=_MEMO)
-def _lines_of(slots_raw: str) -> tuple[nsmcore.Line, ...]:
-    return tuple(render(Explication.from_dict(_decode(slots_raw))))
+def _lines_of(memo: Encodings, slots_raw: str) -> tuple[nsmcore.Line, ...]:
+    return tuple(render(Explication.from_dict(memo.get(_decode, slots_raw))))
 
 
-@lru_cache(maxsize=_MEMO)
 def _line_parts(line: nsmcore.Line, meta: str) -> tuple[str, str]:
     """The fixed fragments around a line's probabilities."""
     head = emoexpl.dumps({"slot": line.slot, "value": line.value, "text": line.text})[:-1]
     return head + ',"p_entailment":', "," + meta + "}"
 
 
-@lru_cache(maxsize=_MEMO)
 def _construal_head(
-    index: int, slots_raw: str, provenance_raw: str, residue: str, notes: str, label: str, rule: int | None,
-    fired_raw: str, abstention: str, rule_set_version: str,
+    memo: Encodings, index: int, slots_raw: str, provenance_raw: str, residue: str, notes: str,
+    label: str, rule: int | None, fired_raw: str, abstention: str, rule_set_version: str,
 ) -> str:  # fmt: skip
-    slots, provenance = _decode(slots_raw), _decode(provenance_raw)
+    slots, provenance = memo.get(_decode, slots_raw), memo.get(_decode, provenance_raw)
     head = {
         "index": index,
         "explication": {name: slots[name] for name in SLOT_NAMES},
@@ -93,7 +112,7 @@ def _construal_head(
         "routing": {
             "label": label,
             "rule": rule,
-            "fired": _decode(fired_raw),
+            "fired": memo.get(_decode, fired_raw),
             "abstention": abstention or None,
             "rule_set_version": rule_set_version,
         },
@@ -131,43 +150,51 @@ class GoldRow:
 _item_then_index = itemgetter(1, 10)
 
 
+_COLUMNS = (
+    "gold_id", "gold__item_id", "gold__round_id", "gold__pivotal_slots", "gold__item__source",
+    "gold__item__source_id", "gold__item__text", "gold__item__masked_text", "gold__item__reference_label",
+    "id", "index", "slots", "provenance", "residue", "notes", "label", "rule", "fired", "abstention",
+    "rule_set_version",
+)  # fmt: skip
+_CACHED = ("v__text_sha", "v__slots_key", "v__scores", "v__scored", "v__entailed")
+
+
+def gold_batch_query(
+    round_id: int | None, after_item: int, size: int, verified_by: tuple[str, float] | None
+) -> QuerySet:
+    """The construals of the next ``size`` resolved gold items after ``after_item`` (item order),
+    with their items and, given ``verified_by`` (cache model, threshold), each construal's cached
+    verified lines: one query (keyset paging, so memory does not grow with the corpus)."""
+    gold = GoldItem.objects.filter(status=GoldItem.Status.RESOLVED, item_id__gt=after_item)
+    if round_id is not None:
+        gold = gold.filter(round_id=round_id)
+    page = gold.order_by("item_id").values("id")[:size]
+    # unordered: the rows are sorted here, since the database took longer to sort wide rows
+    construals = GoldConstrual.objects.filter(gold_id__in=page).order_by()
+    if verified_by is None:
+        return construals.values_list(*_COLUMNS)
+    model, threshold = verified_by
+    # the cache rows were written in construal order, so these lookups read the table in order
+    construals = construals.annotate(
+        v=FilteredRelation("verified_lines", condition=Q(verified_lines__model=model,
+                                                         verified_lines__threshold=threshold))
+    )  # fmt: skip
+    return construals.values_list(*_COLUMNS, *_CACHED)
+
+
 def gold_batches(
     round_id: int | None, size: int, verified_by: tuple[str, float] | None = None
 ) -> Iterator[list[GoldRow]]:
     """Resolved gold items in item order, ``size`` at a time, with their items, construals and,
     given ``verified_by`` (cache model, threshold), each construal's cached verified lines: one
-    query per batch (keyset paging, so memory does not grow with the corpus)."""
-    q = connection.ops.quote_name
-    gold, item, construal, verified = (
-        m._meta.db_table for m in (GoldItem, Item, GoldConstrual, VerifiedLines)
-    )
-    scope = "status = %s" + (" AND round_id = %s" if round_id is not None else "")
-    if verified_by is None:
-        cached, join, join_params = "NULL, NULL, NULL, NULL, NULL", "", []
-    else:
-        # the cache rows were written in construal order, so these lookups read the table in order
-        cached = "v.text_sha, v.slots_key, v.scores, v.scored, v.entailed"
-        join = f"LEFT JOIN {verified} v ON v.construal_id = c.id AND v.model = %s AND v.threshold = %s "
-        join_params = list(verified_by)
-    sql = (
-        "SELECT g.id, g.item_id, g.round_id, g.pivotal_slots, i.source, i.source_id, i.text, "
-        f"i.masked_text, i.reference_label, c.id, c.{q('index')}, c.slots, c.provenance, c.residue, c.notes, "
-        f"c.label, c.rule, c.fired, c.abstention, c.rule_set_version, {cached} "
-        f"FROM {gold} g JOIN {item} i ON i.id = g.item_id JOIN {construal} c ON c.gold_id = g.id {join}"
-        f"WHERE g.id IN (SELECT id FROM {gold} WHERE {scope} AND item_id > %s ORDER BY item_id LIMIT %s)"
-    )  # fmt: skip
-    params: list[Any] = [*join_params, GoldItem.Status.RESOLVED] + (
-        [round_id] if round_id is not None else []
-    )
-    raw = _raw if connection.vendor != "sqlite" else str  # SQLite gives JSON columns as text
+    query per batch (``gold_batch_query``) and one for the batch's item sets."""
     last = 0
     while True:
-        with connection.cursor() as cursor:
-            cursor.execute(sql, [*params, last, size])
-            rows = cursor.fetchall()
+        rows = gold_batch_rows(gold_batch_query(round_id, last, size, verified_by))
         if not rows:
             return
-        rows.sort(key=_item_then_index)  # here, not in SQL: the database took longer to sort wide rows
+        rows.sort(key=_item_then_index)
+        raw = _raw
         batch: list[GoldRow] = []
         for row in rows:
             if not batch or batch[-1].gold_id != row[0]:
@@ -185,27 +212,24 @@ def gold_batches(
                 abstention,
                 rsv,
             )
-            batch[-1].construals.append((row[9], head, row[20:] if row[20] is not None else None))
+            cached = row[20:] if len(row) > 20 and row[20] is not None else None
+            batch[-1].construals.append((row[9], head, cached))
         _item_sets(batch)
         yield batch
         last = batch[-1].item_id
 
 
 def _item_sets(batch: list[GoldRow]) -> None:
-    """Fill in each row's item sets (one query over the batch's range of item ids)."""
-    table = ItemSetMember._meta.db_table
-    if connection.vendor == "postgresql":
-        ids = "string_agg(item_set_id::text, ',')"
-    else:
-        ids = "group_concat(item_set_id)"
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT item_id, {ids} FROM {table} WHERE item_id >= %s AND item_id <= %s GROUP BY item_id",
-            [batch[0].item_id, batch[-1].item_id],
-        )
-        sets = dict(cursor.fetchall())
+    """Fill in each row's item sets (one query over the batch's range of item ids), as the ids
+    in ascending order, comma-separated."""
+    members = ItemSetMember.objects.filter(
+        item_id__gte=batch[0].item_id, item_id__lte=batch[-1].item_id
+    ).order_by("item_id", "item_set_id")
+    sets: dict[int, list[str]] = {}
+    for item_id, set_id in members.values_list("item_id", "item_set_id"):
+        sets.setdefault(item_id, []).append(str(set_id))
     for row in batch:
-        row.sets = sets.get(row.item_id) or ""
+        row.sets = ",".join(sets.get(row.item_id, ()))
 
 
 class TierLists:
@@ -228,27 +252,7 @@ class TierLists:
 
 
 Scores = dict[str, dict[str, tuple[float, float | None, float | None]]]
-UNIT, RECORD = "\x1f", "\x1e"  # separators inside one text's aggregated judgements
-
-
-def _judgement_sql(table: str, n: int) -> str:
-    """Per text, its cached judgements in one string: 'line US p_e US p_n US p_c' joined by RS
-    (one row per text instead of one per line: the rows, not the bytes, cost the time)."""
-    if connection.vendor == "postgresql":
-        us, text, null = "chr(31)", "{}::text", "coalesce({}::text, '')"
-        agg = "string_agg({}, chr(30))"
-    else:
-        us, text, null = "char(31)", "{}", "ifnull({}, '')"
-        agg = "group_concat({}, char(30))"
-    parts = [text.format("p_entailment"), null.format("p_neutral"), null.format("p_contradiction")]
-    cell = f" || {us} || ".join(["line", *parts])
-    agg = agg.format(cell)
-    marks = ", ".join(["%s"] * n)
-    return f"SELECT text_sha, {agg} FROM {table} WHERE model = %s AND text_sha IN ({marks}) GROUP BY text_sha"
-
-
-def _float(text: str) -> float | None:
-    return float(text) if text else None
+RECORD = "\x1e"  # between the lines' scores in a VerifiedLines row
 
 
 def _scores(verifier: Verifier | None, work: list[tuple[str, str, list[str]]]) -> Scores:
@@ -261,16 +265,12 @@ def _scores(verifier: Verifier | None, work: list[tuple[str, str, list[str]]]) -
 
     shas = sorted({sha for sha, _, _ in work})
     found: Scores = {}
-    table = LineVerification._meta.db_table
-    with connection.cursor() as cursor:
-        for start in range(0, len(shas), 900):  # under every database's parameter limit
-            chunk = shas[start : start + 900]
-            cursor.execute(_judgement_sql(table, len(chunk)), [verifier.cache_model, *chunk])
-            for sha, joined in cursor.fetchall():
-                by_line = found[sha] = {}
-                for cell in joined.split(RECORD):
-                    line, p_e, p_n, p_c = cell.split(UNIT)
-                    by_line[line] = (float(p_e), _float(p_n), _float(p_c))
+    for start in range(0, len(shas), 900):  # under every database's parameter limit
+        judged = LineVerification.objects.filter(
+            model=verifier.cache_model, text_sha__in=shas[start : start + 900]
+        ).values_list("text_sha", "line", "p_entailment", "p_neutral", "p_contradiction")
+        for sha, line, p_e, p_n, p_c in judged:
+            found.setdefault(sha, {})[line] = (p_e, p_n, p_c)
     missing = {}
     for sha, premise, lines in work:
         have = found.get(sha, {})
@@ -294,11 +294,10 @@ class Rendered(NamedTuple):
     template: str  # the JSON array of line records, with %s where each line's scores go
 
 
-@lru_cache(maxsize=_MEMO)
-def _rendered(slots_raw: str, meta: str) -> Rendered:
+def _rendered(memo: Encodings, slots_raw: str, meta: str) -> Rendered:
     """The key covers the slots and the rendered lines, so cached scores never meet lines that a
     changed renderer words differently."""
-    slots, lines = _decode(slots_raw), _lines_of(slots_raw)
+    slots, lines = memo.get(_decode, slots_raw), memo.get(_lines_of, slots_raw)
     content = emoexpl.dumps([[slots[name] for name in SLOT_NAMES], [line.text for line in lines]])
     key = hashlib.sha256(content.encode()).hexdigest()
     parts = tuple((line.text, *_line_parts(line, meta)) for line in lines)
@@ -341,9 +340,8 @@ def _line_records(rendered: Rendered, scores: str) -> str:
     return rendered.template % parts
 
 
-@lru_cache(maxsize=_MEMO)
-def _unverified(slots_raw: str, meta: str) -> str:
-    rendered = _rendered(slots_raw, meta)
+def _unverified(memo: Encodings, slots_raw: str, meta: str) -> str:
+    rendered = memo.get(_rendered, slots_raw, meta)
     return _line_records(rendered, RECORD.join([UNSCORED] * len(rendered.lines)))
 
 
@@ -379,14 +377,13 @@ def _verify_missing(
 enc = encode_basestring  # a JSON string, as json.dumps(ensure_ascii=False) writes it
 
 
-@lru_cache(maxsize=_MEMO)
-def _tail(round_name: str, pivotal_raw: str) -> str:
-    return f'"round":{enc(round_name)},"pivotal_slots":{emoexpl.dumps(_decode(pivotal_raw))}'
+def _tail(memo: Encodings, round_name: str, pivotal_raw: str) -> str:
+    return f'"round":{enc(round_name)},"pivotal_slots":{emoexpl.dumps(memo.get(_decode, pivotal_raw))}'
 
 
 def batch_records(
     batch: list[GoldRow], *, rounds: dict[int, Round], tiers: TierLists, verifier: Verifier | None,
-    tally: Tally,
+    tally: Tally, encodings: Encodings,
 ) -> list[str]:  # fmt: skip
     """The JSONL text of one batch of gold items, as fragments to be joined."""
     meta = emoexpl.dumps(
@@ -399,7 +396,7 @@ def batch_records(
     prepared = []  # per item: (its construals' renderings, the verified lines of each)
     missing = []
     for row in batch:
-        rendered = [_rendered(head[1], meta) for _, head, _ in row.construals]
+        rendered = [encodings.get(_rendered, head[1], meta) for _, head, _ in row.construals]
         lines: list[tuple[str, int, int] | None] = [None] * len(rendered)
         if verifier is not None:
             premise = text_in_field(row.text, row.masked, rounds[row.round_id].text_field)
@@ -420,18 +417,19 @@ def batch_records(
             f'{{"id":{enc(row.source + ":" + row.source_id)},"source":{enc(row.source)},'
             f'"source_id":{enc(row.source_id)},"text":{enc(row.text)},"masked_text":{enc(row.masked)},'
             f'"premise_field":{enc(round_.text_field)},"reference_label":{enc(row.reference)},'
-            f'"tiers":{tier_list},{_tail(round_.name, row.pivotal)},"construals":['
+            f'"tiers":{tier_list},{encodings.get(_tail, round_.name, row.pivotal)},"construals":['
         )
         item_lines = item_entailed = 0
         for k, ((pk, head, _), r, verified) in enumerate(zip(row.construals, rendered, lines, strict=True)):
             index, slots_raw, _, _, _, label, _, _, abstention, rsv = head
             if verifier is None:
-                encoded, known, entailed = _unverified(slots_raw, meta), 0, 0
+                encoded, known, entailed = encodings.get(_unverified, slots_raw, meta), 0, 0
             else:
                 scores, known, entailed = verified or fresh[pk]
                 encoded = _line_records(r, scores)
             score_text = _number(entailed / known) if known else "null"
-            out.extend(("," if k else "", _construal_head(*head), encoded, f',"item_score":{score_text}}}'))
+            head_text = encodings.get(_construal_head, *head)
+            out.extend(("," if k else "", head_text, encoded, f',"item_score":{score_text}}}'))
             item_lines += known
             item_entailed += entailed
             tally.construals += 1
@@ -452,17 +450,3 @@ def batch_records(
         for key in tier_keys:
             tally.tiers[key] += 1
     return out
-
-
-def forget_encodings() -> None:
-    """Empty the bounded caches of encoded fragments (as a fresh worker process starts)."""
-    for memo in (
-        _decode,
-        _lines_of,
-        _line_parts,
-        _construal_head,
-        _rendered,
-        _unverified,
-        _tail,
-    ):
-        memo.cache_clear()

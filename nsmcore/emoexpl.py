@@ -21,6 +21,7 @@ import threading
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -42,6 +43,104 @@ def dumps(record: Any) -> str:
 def probability(value: float | None) -> float | None:
     """Probabilities rounded so that the same judgement always prints the same digits."""
     return None if value is None else round(float(value), PROBABILITY_DIGITS)
+
+
+# The record ---------------------------------------------------------------------------------------
+
+Scores = tuple[float, float | None, float | None]  # p_entailment, p_neutral, p_contradiction
+
+
+@dataclass(frozen=True)
+class VerifierMeta:
+    model: str
+    revision: str
+    threshold: float
+
+
+@dataclass(frozen=True)
+class ConstrualData:
+    """One gold construal as the record needs it: plain data, ``lines`` the rendered lines of its
+    explication, each with its scores (None: never judged, or no verifier)."""
+
+    index: int
+    explication: dict[str, str]
+    residue: str
+    notes: str
+    provenance: dict[str, dict[str, Any]]
+    label: str
+    rule: int | None
+    fired: list[str]
+    abstention: str
+    rule_set_version: str
+    lines: list[tuple[Any, Scores | None]]  # (nsmcore.render.Line, scores)
+
+
+def record(
+    *, source: str, source_id: str, text: str, masked_text: str, premise_field: str, reference_label: str,
+    tiers: list[tuple[str, str]], round_name: str, pivotal_slots: list[str],
+    construals: list[ConstrualData], verifier: VerifierMeta | None,
+) -> dict[str, Any]:  # fmt: skip
+    """One EmoExpl record (``record_schema()``), from plain data: the one definition of what a
+    record holds. ``tiers`` are (tier, item set name) pairs. A line is entailed when its
+    p(entailment) >= the verifier's threshold; a construal's item score is entailed / scored
+    lines, the item's over all its construals (None when no line was scored)."""
+    from nsmcore.schema import SLOT_NAMES
+
+    meta = {
+        "verifier_model": verifier.model if verifier else None,
+        "verifier_revision": verifier.revision if verifier else None,
+        "threshold": verifier.threshold if verifier else None,
+    }
+    out, all_scored, all_entailed = [], 0, 0
+    for c in construals:
+        lines, scored, entailed = [], 0, 0
+        for line, scores in c.lines:
+            if scores is None or verifier is None:
+                judged = {"p_entailment": None, "p_neutral": None, "p_contradiction": None, "entailed": None}
+            else:
+                p_e, p_n, p_c = scores
+                hit = p_e >= verifier.threshold
+                scored, entailed = scored + 1, entailed + hit
+                judged = {
+                    "p_entailment": probability(p_e),
+                    "p_neutral": probability(p_n),
+                    "p_contradiction": probability(p_c),
+                    "entailed": hit,
+                }
+            lines.append({"slot": line.slot, "value": line.value, "text": line.text, **judged, **meta})
+        all_scored, all_entailed = all_scored + scored, all_entailed + entailed
+        out.append(
+            {
+                "index": c.index,
+                "explication": {name: c.explication[name] for name in SLOT_NAMES},
+                "residue": c.residue,
+                "notes": c.notes,
+                "provenance": {name: c.provenance[name] for name in SLOT_NAMES if name in c.provenance},
+                "routing": {
+                    "label": c.label,
+                    "rule": c.rule,
+                    "fired": c.fired,
+                    "abstention": c.abstention or None,
+                    "rule_set_version": c.rule_set_version,
+                },
+                "lines": lines,
+                "item_score": entailed / scored if scored else None,
+            }
+        )
+    return {
+        "id": f"{source}:{source_id}",
+        "source": source,
+        "source_id": source_id,
+        "text": text,
+        "masked_text": masked_text,
+        "premise_field": premise_field,
+        "reference_label": reference_label,
+        "tiers": [{"tier": tier, "item_set": name} for tier, name in sorted(tiers)],
+        "round": round_name,
+        "pivotal_slots": pivotal_slots,
+        "construals": out,
+        "item_score": all_entailed / all_scored if all_scored else None,
+    }
 
 
 # Deflate level 3: about as fast as level 1 and a seventh smaller on EmoExpl JSONL; level 6

@@ -94,6 +94,7 @@ def parse_grammar(text: str) -> Grammar:
     return Grammar({name: tuple(alts) for name, alts in rules.items()})
 
 
+# A pure memo of data shipped in the package: every process reads the same file, so none can disagree.
 @cache
 def load_grammar() -> Grammar:
     text = resources.files("nsmcore.data").joinpath("grammar.txt").read_text("utf-8")
@@ -107,7 +108,8 @@ def check_line(line: str) -> list[str]:
 
 @lru_cache(maxsize=8192)
 def _check_line(line: str) -> tuple[str, ...]:
-    # Pure and called with the same few dozen rendered lines over and over: cache it.
+    # Pure and called with the same few dozen rendered lines over and over: cache it. A pure
+    # function of the line and the closed grammar, so no two processes can disagree on it.
     return tuple(_problems(line))
 
 

@@ -27,6 +27,7 @@ class Lexicon:
         return [p for p, exps in self.primes.items() if any(word in e.split() for e in exps)]
 
 
+# Pure memos of data shipped in the package: every process reads the same file.
 @cache
 def load_lexicon() -> Lexicon:
     doc = json.loads(resources.files("nsmcore.data").joinpath("primes.json").read_text("utf-8"))

@@ -181,6 +181,8 @@ def bundled_versions() -> list[str]:
     return sorted((n[1:-5] for n in names), key=lambda v: (len(v), v))
 
 
+# A pure memo of a rule set shipped in the package (versions never change), so no two processes
+# can disagree on it.
 @cache
 def _load_bundled(version: str) -> RuleSet:
     text = _bundled(version)

@@ -60,6 +60,7 @@ class SuiteReport:
         }
 
 
+# A pure memo of data shipped in the package: every process reads the same file.
 @cache
 def canonical_data() -> dict[str, Any]:
     text = resources.files("nsmcore.data").joinpath("regression", "canonical.json").read_text()

@@ -17,12 +17,10 @@ from tests.factories import PRED, make_items
 @pytest.fixture(autouse=True)
 def _fresh_caches():
     """Each test starts with empty caches: ids are reused after a rollback, cached values are not."""
-    from django.core.cache import cache
+    from django.core.cache import caches
 
-    from adjudication.analytics import _MEMO
-
-    cache.clear()
-    _MEMO.clear()
+    for alias in caches:
+        caches[alias].clear()
     yield
 
 

@@ -7,7 +7,7 @@ so two runs on one machine never meet. tests/conftest.py removes them when the r
 import os
 import uuid
 
-from config.env import env_str, filesystem_broker, parse_cache_url
+from config.env import analysis_cache, env_str, filesystem_broker, parse_cache_url
 from config.settings.base import *  # noqa: F403
 
 DEBUG = False
@@ -35,4 +35,7 @@ NSM_IMPORT_STAGING_DIR = NSM_TEST_RUN_DIR / "import-staging"
 # Their own cache folder, which each test empties (tests/conftest.py); a worker started by a test
 # is pointed at it.
 NSM_CACHE_URL = env_str("NSM_TEST_CACHE_URL", "") or f"file://{NSM_TEST_RUN_DIR / 'cache'}"
-CACHES = {"default": parse_cache_url(NSM_CACHE_URL, base_dir=BASE_DIR)}  # noqa: F405
+CACHES = {
+    "default": parse_cache_url(NSM_CACHE_URL, base_dir=BASE_DIR),  # noqa: F405
+    "analysis": analysis_cache(NSM_ANALYSIS_CACHE_URL, base_dir=BASE_DIR),  # noqa: F405
+}
