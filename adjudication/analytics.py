@@ -110,8 +110,6 @@ def round_analysis(round_: Round, *, levels: dict[str, str] | None = None) -> Ro
     table = data.table if data.coders else np.zeros((0, 1, len(SLOTS)), np.int16)
     report = agreement(table, levels=levels, bootstrap=BOOTSTRAP if data.coders else 0, seed=SEED)
     analysis = RoundAnalysis(data, report, conflicts(table), levels)
-    if not levels:
-        _snapshot_save(round_.pk, version, data.coders, report)
     store.set(key, analysis, timeout=None)
     return analysis
 
@@ -131,18 +129,20 @@ def _snapshot_save(round_id: int, version: str, coders: int, report: AgreementRe
     AgreementSnapshot.objects.update_or_create(
         round_id=round_id, defaults={"version": version, "summary": summary}
     )
+    return summary
 
 
 def agreement_summary(round_: Round) -> dict[str, Any]:
     """Coders, items, alpha and raw agreement per slot (nominal) of the round as its annotations
-    stand: the stored snapshot when it is of this version, else computed (and stored)."""
+    stand: the stored snapshot when it is of this version, else computed and stored (only the
+    export job calls this; pages read the analysis and write nothing)."""
     from adjudication.models import AgreementSnapshot
 
     version = _version(round_.pk)
     snapshot = AgreementSnapshot.objects.filter(round=round_, version=version).first()
     if snapshot is not None:
         return snapshot.summary
-    analysis = round_analysis(round_)  # may come from the cache: store the snapshot either way
+    analysis = round_analysis(round_)
     return _snapshot_save(round_.pk, version, analysis.data.coders, analysis.report)
 
 

@@ -298,8 +298,8 @@ def _open_construals(round_: Round, *fields: str) -> Any:
 
 def convention_matches(convention: Convention) -> list[Match]:
     """The open conflicts this convention settles: gold records of its round whose slot is
-    unresolved and whose annotators gave exactly its two values."""
-    gold_sync(convention.round)
+    unresolved and whose annotators gave exactly its two values. It only reads, so pages can show
+    it on GET; records not yet opened (``gold_sync``) are not among them."""
     analysis, rows = _matching_rows(convention)
     data = analysis.data
     row_of = {int(data.item_ids[r]): int(r) for r in rows}

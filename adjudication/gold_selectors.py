@@ -7,10 +7,8 @@ POSTs; ``gold_sync`` itself stays the one writer (the button, the commands, the 
 from __future__ import annotations
 
 from adjudication.analytics import round_analysis
-from adjudication.gold import Match, _matching_rows, _open_construals
 from adjudication.models import GoldItem
-from annotator.models import Assignment, Item, Round
-from nsmcore.schema import SLOT_BY_NAME, SLOT_NAMES
+from annotator.models import Assignment, Round
 
 
 def gold_awaiting(round_: Round) -> int:
@@ -30,28 +28,3 @@ def gold_awaiting(round_: Round) -> int:
     pending = assigned.filter(status=Assignment.Status.PENDING).values_list("item_id", flat=True)
     have = GoldItem.objects.filter(item_id__in=assigned.values("item_id")).values_list("item_id", flat=True)
     return len(ready - set(pending) - set(have))
-
-
-def convention_open_matches(convention) -> list[Match]:
-    """The open gold records this convention would settle, as ``convention_matches`` finds them
-    but without opening records first (that is a write; the page offers it as a button)."""
-    analysis, rows = _matching_rows(convention)
-    data = analysis.data
-    row_of = {int(data.item_ids[r]): int(r) for r in rows}
-    open_slot = {
-        item_id: gold_id
-        for gold_id, item_id, slots in _open_construals(convention.round, "gold_id", "gold__item_id", "slots")
-        if item_id in row_of and slots.get(convention.slot) is None
-    }
-    sources = dict(Item.objects.filter(pk__in=list(open_slot)).values_list("pk", "source_id"))
-    slot = SLOT_BY_NAME[convention.slot]
-    s = SLOT_NAMES.index(convention.slot)
-    return [
-        Match(
-            gold_id,
-            item_id,
-            sources.get(item_id, ""),
-            [slot.values[v] if v >= 0 else "" for v in data.table[row_of[item_id], :, s]],
-        )
-        for item_id, gold_id in sorted(open_slot.items(), key=lambda kv: sources.get(kv[0], ""))
-    ]

@@ -17,6 +17,7 @@ from adjudication.gold import (
     AdjudicationError,
     acceptance_rule,
     convention_apply,
+    convention_matches,
     convention_propose,
     convention_revise,
     convention_vote,
@@ -25,7 +26,7 @@ from adjudication.gold import (
     gold_sync,
 )
 from adjudication.gold_preview import gold_preview
-from adjudication.gold_selectors import convention_open_matches, gold_awaiting
+from adjudication.gold_selectors import gold_awaiting
 from adjudication.models import Convention, GoldConstrual, GoldItem, Vote
 from annotator.models import Annotation, Round
 from annotator.roles import ADJUDICATOR, ADMIN, has_role, require_role
@@ -93,7 +94,7 @@ def _convention_page(
     votes = Vote.objects.filter(convention=convention).select_related("adjudicator").order_by("created_at")
     live = convention.status in ("accepted", "proposed")
     # read only: records not yet opened are counted and offered as a button, not opened here
-    matches = convention_open_matches(convention) if live else []
+    matches = convention_matches(convention) if live else []
     shown = matches[:PREVIEW_SIZE]
     texts = item_texts(item_ids=[m.item_id for m in shown], text_field=convention.round.text_field)
     quorum, majority = acceptance_rule()

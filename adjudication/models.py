@@ -168,9 +168,9 @@ class EntailmentJudgement(models.Model):
 
 
 class AgreementSnapshot(models.Model):
-    """Alpha and raw agreement per slot of a round at one version of its annotations, kept
-    whenever the analysis is computed, so that exports (any process) read it instead of
-    recomputing it over every annotation."""
+    """Alpha and raw agreement per slot of a round at one version of its annotations, stored by
+    the export job (agreement_summary), so that later exports (any process) read it instead of
+    recomputing it over every annotation. Pages never write it."""
 
     round = models.OneToOneField(Round, on_delete=models.CASCADE, related_name="agreement_snapshot")
     version = models.CharField(max_length=100, help_text="the round's annotation signature")

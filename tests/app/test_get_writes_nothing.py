@@ -16,14 +16,9 @@ from tests.crawl import crawl
 
 WRITE = re.compile(r"^\s*(INSERT|UPDATE|DELETE|REPLACE)\b", re.IGNORECASE)
 NOT_OURS = ("django_session",)
-# round_analysis (adjudication/analytics.py, not this change's to edit) stores the agreement
-# summary whenever it computes one; test_the_agreement_snapshot_is_the_one_write... tracks it
-SNAPSHOT = "adjudication_agreementsnapshot"
 
 
-def _writes_during(
-    client, seeds: list[str], ignore=(*NOT_OURS, SNAPSHOT)
-) -> tuple[dict[str, int], list[str]]:
+def _writes_during(client, seeds: list[str], ignore=NOT_OURS) -> tuple[dict[str, int], list[str]]:
     writes: list[str] = []
 
     def record(execute, sql, params, many, context):
@@ -74,10 +69,15 @@ def test_the_crawl_sees_a_write_when_a_get_makes_one(client, adjudicator, submit
     assert any("adjudication_golditem" in w for w in writes)
 
 
-def test_the_agreement_snapshot_is_the_one_write_a_get_still_makes(client, adjudicator, submitted):
-    """Known and exempted above: round_analysis (adjudication/analytics.py, issue 14's cache
-    point, not this change's) stores the agreement summary when it computes one, GET or not.
-    Nothing else is written; once that write goes, so do this test and the exemption."""
+def test_the_agreement_page_stores_no_snapshot_the_export_does(client, adjudicator, submitted):
+    """The agreement page computes the round's analysis on GET and writes nothing; the snapshot the
+    export reads is stored by agreement_summary, which only the export job calls."""
+    from adjudication.analytics import agreement_summary
+    from adjudication.models import AgreementSnapshot
+
     client.force_login(adjudicator)
-    _, writes = _writes_during(client, [reverse("agreement", args=[submitted.pk])], ignore=NOT_OURS)
-    assert all(SNAPSHOT in w for w in writes), "\n".join(writes)
+    _, writes = _writes_during(client, [reverse("agreement", args=[submitted.pk])])
+    assert writes == []
+    assert not AgreementSnapshot.objects.exists()
+    summary = agreement_summary(submitted)
+    assert AgreementSnapshot.objects.get(round=submitted).summary == summary
