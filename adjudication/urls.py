@@ -1,6 +1,13 @@
 from django.urls import path
 
-from adjudication import analytics_api, analytics_views, calibration_views, gold_views
+from adjudication import (
+    analytics_api,
+    analytics_views,
+    calibration_views,
+    evaluation_api,
+    evaluation_views,
+    gold_views,
+)
 
 urlpatterns = [
     path("adjudicate/", analytics_views.rounds, name="adjudicate"),
@@ -67,4 +74,13 @@ urlpatterns += [
     path(
         "api/rounds/<int:round_id>/calibration/", analytics_api.Calibration.as_view(), name="api_calibration"
     ),
+]
+
+urlpatterns += [
+    path(
+        "adjudicate/rounds/<int:round_id>/evaluation/",
+        evaluation_views.evaluation_page,
+        name="evaluation",
+    ),
+    path("api/rounds/<int:round_id>/evaluation/", evaluation_api.Evaluation.as_view(), name="api_evaluation"),
 ]

@@ -114,10 +114,12 @@ def whisker_bars(
     bar_width: float = 28.0,
     gap: float = 12.0,
     pad: float = 30.0,
+    label_room: float = 0.0,
 ) -> dict[str, Any]:
     """Vertical bars from 0 up to each value, whiskers from low to high; the axis runs from 0 to
     ``axis_max`` (default: the largest value or high, or 1 when all are 0). Values and whiskers
-    past the axis are clipped to it."""
+    past the axis are clipped to it. ``label_room`` adds that much height under the axis for the
+    bars' names (written from ``label_y``)."""
     top = axis_max
     if top is None:
         top = max([b.value for b in bars] + [b.high for b in bars if b.high is not None] + [0.0]) or 1.0
@@ -133,6 +135,7 @@ def whisker_bars(
             "label": b.label,
             "value": b.value,
             "x": x,
+            "x2": x + bar_width,
             "w": bar_width,
             "y": up(b.value),
             "h": y(b.value),
@@ -152,8 +155,9 @@ def whisker_bars(
         "bars": out,
         "ticks": ticks,
         "width": 2 * pad + gap + len(bars) * (bar_width + gap),
-        "height": height + 2 * pad,
+        "height": height + 2 * pad + label_room,
         "axis_y": pad + height,
+        "label_y": pad + height + 12,
         "top_y": pad,
         "left": pad,
         "max": top,
@@ -211,6 +215,44 @@ def heatmap(
         "width": left + len(columns) * cell + 10,
         "height": top + len(rows) * cell + 10,
         "vmax": top_value,
+    }
+
+
+# A strip: many values (accuracies under random orders) as ticks on one axis, a few marked ------
+
+
+def strip_chart(
+    values: Sequence[float],
+    *,
+    marks: Sequence[tuple[str, float]] = (),
+    lo: float = 0.0,
+    hi: float = 1.0,
+    width: float = 520.0,
+    pad: float = 30.0,
+) -> dict[str, Any]:
+    """Each value as a short tick on a horizontal axis from ``lo`` to ``hi`` (clipped to it), and
+    each named mark (the canonical order, a swap) as a taller line with its name, the names
+    staggered so that close marks stay readable."""
+    x = _scale(lo, hi, pad, width)
+    axis_y = 60.0
+    ticks = [{"x": x(v), "value": v} for v in values]
+    marked = [
+        {"label": name, "value": v, "x": x(v), "y1": axis_y - 26.0, "text_y": 14.0 + 12.0 * (k % 2)}
+        for k, (name, v) in enumerate(marks)
+    ]
+    step = nice_step(hi - lo, most=5)
+    scale = [lo + k * step for k in range(round((hi - lo) / step) + 1)]
+    return {
+        "ticks": ticks,
+        "marks": marked,
+        "scale": [{"x": x(t), "label": f"{t:g}"} for t in scale],
+        "axis_y": axis_y,
+        "tick_y1": axis_y - 10.0,
+        "scale_y": axis_y + 16.0,
+        "left": pad,
+        "right": pad + width,
+        "width": width + 2 * pad,
+        "height": axis_y + 24.0,
     }
 
 

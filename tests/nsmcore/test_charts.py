@@ -13,6 +13,7 @@ from nsmcore.charts import (
     line_chart,
     nice_step,
     roc_chart,
+    strip_chart,
     whisker_bars,
 )
 
@@ -112,3 +113,15 @@ def test_histogram_tallest_bin_reaches_the_top():
     assert bars[1]["y"] == chart["lo"] and bars[1]["y"] + bars[1]["h"] == chart["axis"]
     assert bars[2]["h"] == 0 and bars[0]["range"] == "0.0-0.2" and bars[-1]["range"] == "0.8-1.0"
     assert histogram_chart([]) is None
+
+
+def test_strip_chart_places_values_and_marks_on_one_axis_and_clips_past_it():
+    chart = strip_chart([0.0, 0.5, 1.0, 1.4], marks=[("canonical", 0.5), ("guilt<->shame", 0.25)])
+    xs = [t["x"] for t in chart["ticks"]]
+    assert xs[0] == chart["left"] and xs[2] == chart["right"]
+    assert xs[1] == pytest.approx((chart["left"] + chart["right"]) / 2)
+    assert xs[3] == chart["right"]  # clipped to the axis
+    canonical, swap = chart["marks"]
+    assert canonical["x"] == xs[1] and swap["x"] < canonical["x"]
+    assert canonical["text_y"] != swap["text_y"]  # staggered names
+    assert [s["label"] for s in chart["scale"]] == ["0", "0.2", "0.4", "0.6", "0.8", "1"]

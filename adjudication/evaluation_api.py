@@ -1,0 +1,75 @@
+"""A round's evaluation through the API: ``GET /api/rounds/<id>/evaluation/?pass=KEY`` returns
+the report's ``to_dict()`` (every section with its evidence), for adjudicators and admins."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from adjudication.analytics_api import _RoundView
+from adjudication.evaluation import (
+    EvaluationRequestError,
+    PassEvaluation,
+    evaluation_passes,
+    item_set_named,
+    options_from,
+    pass_evaluation,
+)
+from rules.rulesets import active_rule_set
+
+
+def _doc(evaluation: PassEvaluation) -> dict[str, Any]:
+    report = evaluation.report.to_dict() if evaluation.report else None
+    return {
+        "pass": evaluation.pass_.key,
+        "item_set": {"name": evaluation.item_set, "size": evaluation.item_set_size},
+        "items": evaluation.items,
+        **(report or {"report": None, "detail": f"pass {evaluation.pass_.key} has no item in the item set"}),
+    }
+
+
+class Evaluation(_RoundView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("pass", str, description="annotator:<username>, parser:<name> or gold"),
+            OpenApiParameter("compare", str, description="a second pass, reported under 'compare'"),
+            OpenApiParameter("item_set", str, description="score on this item set's items"),
+            OpenApiParameter(
+                "orders", int, description="random priority orders (default 1000, at most 5000)"
+            ),
+            OpenApiParameter("seed", int),
+            OpenApiParameter("swap", str, many=True, description="a:b (default guilt:shame)"),
+            OpenApiParameter("decay", float, description="priority-decay base in (0, 1]"),
+        ],
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def get(self, request: Request, round_id: int) -> Response:
+        round_ = self.round(round_id)
+        passes = [p.key for p in evaluation_passes(round_)]
+        rule_set = active_rule_set()
+        params = request.query_params
+        try:
+            options = options_from(params, rule_set)
+            item_set = item_set_named(params.get("item_set", ""))
+            key = params.get("pass") or (passes[0] if passes else "")
+            if not key:
+                raise EvaluationRequestError(f"round {round_.name} has no pass yet")
+            main = pass_evaluation(round_, key, options=options, item_set=item_set, rule_set=rule_set)
+            compare = params.get("compare", "")
+            if compare == key:
+                raise EvaluationRequestError(f"compare is the same pass as pass ({key}): choose another pass")
+            other = (
+                pass_evaluation(round_, compare, options=options, item_set=item_set, rule_set=rule_set)
+                if compare
+                else None
+            )
+        except EvaluationRequestError as error:
+            return Response({"detail": str(error), "passes": passes}, status=400)
+        doc = {"round": round_.name, **_doc(main), "passes": passes}
+        if other is not None:
+            doc["compare"] = _doc(other)
+        return Response(doc)

@@ -1,0 +1,136 @@
+"""The Evaluation page of a round (adjudicators and admins): every classification figure of the
+paper for a pass against the items' reference labels, a second pass beside it, and each table as
+CSV (``?format=csv&table=NAME``). Figures come from ``adjudication.evaluation``; chart geometry
+from ``nsmcore.charts``."""
+
+from __future__ import annotations
+
+import csv
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_GET
+
+from adjudication.evaluation import (
+    TABLES,
+    EvaluationRequestError,
+    Options,
+    PassEvaluation,
+    compare_rows,
+    compare_table,
+    confusion_chart,
+    evaluation_passes,
+    headline_rows,
+    item_set_named,
+    options_from,
+    pass_evaluation,
+    per_emotion_chart,
+    report_table,
+    sensitivity_chart,
+)
+from annotator.models import ItemSet, Round
+from annotator.roles import ADJUDICATOR, ADMIN, require_role
+from rules.rulesets import active_rule_set
+
+
+def _csv(filename: str, header: list[str], rows: list[list[Any]]) -> HttpResponse:
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    writer = csv.writer(response)
+    writer.writerow(header)
+    writer.writerows(rows)
+    return response
+
+
+def _bad(message: str) -> HttpResponse:
+    return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
+
+
+def _query(key: str, options: Options, item_set: ItemSet | None, **extra: str) -> str:
+    q = QueryDict(mutable=True)
+    q["pass"] = key
+    for name, value in options.as_query().items():
+        q.setlist(name, [str(v) for v in value] if isinstance(value, list) else [str(value)])
+    if item_set is not None:
+        q["item_set"] = item_set.name
+    for name, value in extra.items():
+        q[name] = value
+    return q.urlencode()
+
+
+def _side(evaluation: PassEvaluation, options: Options, item_set: ItemSet | None) -> dict[str, Any]:
+    """What the page draws for one pass."""
+    report = evaluation.report
+    side: dict[str, Any] = {"evaluation": evaluation, "report": report, "pass": evaluation.pass_}
+    side["query"] = _query(evaluation.pass_.key, options, item_set)
+    if report is not None:
+        side |= {
+            "evidence": report.evidence.label(),
+            "headline": headline_rows(report),
+            "bars": per_emotion_chart(report),
+            "heatmap": confusion_chart(report),
+            "strip": sensitivity_chart(evaluation),
+        }
+    return side
+
+
+@require_GET
+@require_role(ADJUDICATOR, ADMIN)
+def evaluation_page(request: HttpRequest, round_id: int) -> HttpResponse:
+    round_ = get_object_or_404(Round.objects.select_related("item_set"), pk=round_id)
+    passes = evaluation_passes(round_)
+    rule_set = active_rule_set()
+    wants_csv = request.GET.get("format") == "csv"
+    key = request.GET.get("pass") or (passes[0].key if passes else "")
+    compare_key = request.GET.get("compare", "")
+    context: dict[str, Any] = {
+        "round": round_,
+        "passes": passes,
+        "pass_key": key,
+        "compare_key": compare_key,
+        "rule_set": rule_set,
+        "options": Options(),
+        "tables": TABLES,
+        "problem": "",
+    }
+    try:
+        options = options_from(request.GET, rule_set)
+        context["options"] = options
+        item_set = item_set_named(request.GET.get("item_set", ""))
+        context["item_set"] = item_set or round_.item_set
+        if compare_key and compare_key == key:
+            raise EvaluationRequestError(f"compare is the same pass as pass ({key}): choose another pass")
+        main = (
+            pass_evaluation(round_, key, options=options, item_set=item_set, rule_set=rule_set)
+            if key
+            else None
+        )
+        other = (
+            pass_evaluation(round_, compare_key, options=options, item_set=item_set, rule_set=rule_set)
+            if compare_key
+            else None
+        )
+        if wants_csv:
+            table = request.GET.get("table", "headline")
+            if main is None or main.report is None:
+                raise EvaluationRequestError(f"pass {key or '(none)'} has no items to tabulate")
+            if table == "compare":
+                if other is None or other.report is None:
+                    raise EvaluationRequestError("table 'compare' needs a compare pass with items")
+                header, rows = compare_table(main.report, other.report)
+            else:
+                header, rows = report_table(main.report, table)
+            slug = key.replace(":", "-").replace("/", "-")
+            return _csv(f"evaluation-{round_.name}-{slug}-{table}.csv", header, rows)
+    except EvaluationRequestError as error:
+        if wants_csv:
+            return _bad(str(error))
+        context["problem"] = str(error)
+        return render(request, "adjudication/evaluation.html", context, status=400)
+    sides = [_side(e, options, item_set) for e in (main, other) if e is not None]
+    context["sides"] = sides
+    if main and other and main.report and other.report:
+        context["compared"] = compare_rows(main.report, other.report)
+        context["compare_query"] = _query(key, options, item_set, compare=compare_key)
+    return render(request, "adjudication/evaluation.html", context)
