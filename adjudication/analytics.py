@@ -141,7 +141,13 @@ def agreement_summary(round_: Round) -> dict[str, Any]:
     version = _version(round_.pk)
     snapshot = AgreementSnapshot.objects.filter(round=round_, version=version).first()
     if snapshot is not None:
-        return snapshot.summary
+        # PostgreSQL's jsonb keeps no key order: give the slots back in schema order, as computed
+        stored = snapshot.summary
+        return {
+            "coders": stored["coders"],
+            "items": stored["items"],
+            **{part: {s: stored[part].get(s) for s in SLOT_NAMES} for part in ("alpha", "raw")},
+        }
     analysis = round_analysis(round_)
     return _snapshot_save(round_.pk, version, analysis.data.coders, analysis.report)
 
