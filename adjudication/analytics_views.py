@@ -3,7 +3,6 @@ between passes and anchoring. Every table downloads as CSV (``?format=csv``)."""
 
 from __future__ import annotations
 
-import csv
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -25,6 +24,7 @@ from adjudication.analytics import (
     round_analysis,
     round_submissions,
 )
+from adjudication.downloads import csv_response
 from adjudication.gold_selectors import gold_awaiting
 from adjudication.models import GoldItem
 from annotator.models import Annotation, Assignment, Item, Round
@@ -42,15 +42,6 @@ CONTROL_NEEDED = (
 
 def _levels(request: HttpRequest) -> dict[str, str]:
     return {"intensity": "ordinal"} if request.GET.get("intensity") == "ordinal" else {}
-
-
-def _csv(filename: str, header: list[str], rows: list[list[Any]]) -> HttpResponse:
-    response = HttpResponse(content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    writer = csv.writer(response)
-    writer.writerow(header)
-    writer.writerows(rows)
-    return response
 
 
 def _fmt(x: float | None) -> str:
@@ -91,7 +82,7 @@ def dashboard(request: HttpRequest, round_id: int) -> HttpResponse:
              s.undefined, s.majority_value, _fmt(s.majority_share), s.degenerate]
             for s in report.slots
         ]  # fmt: skip
-        return _csv(f"agreement-{round_.name}.csv", header, rows)
+        return csv_response(f"agreement-{round_.name}.csv", header, rows)
     context = {
         "round": round_,
         "analysis": analysis,
@@ -122,7 +113,7 @@ def conflict_list(request: HttpRequest, round_id: int) -> HttpResponse:
     if request.GET.get("format") == "csv":
         described = describe_rows(analysis, matching)
         rows = [[c.item_id, c.source_id, name, *c.values[name]] for c in described for name in c.slots]
-        return _csv(f"conflicts-{round_.name}.csv", ["item_id", "source_id", "slot", *coders], rows)
+        return csv_response(f"conflicts-{round_.name}.csv", ["item_id", "source_id", "slot", *coders], rows)
     page = Paginator(matching, PAGE_SIZE).get_page(request.GET.get("page"))
     context = {
         "round": round_,
@@ -203,10 +194,10 @@ def flow_table(request: HttpRequest, round_id: int) -> HttpResponse:
         rows = [[s.slot, s.items, _fmt(s.raw), _fmt(s.alpha), _fmt(s.ci_low), _fmt(s.ci_high), s.undefined]
                 for s in (report.slots if report else [])]  # fmt: skip
         header = ["slot", "items", "raw_agreement", "alpha", "ci_low", "ci_high", "undefined"]
-        return _csv(f"passes-{round_.name}.csv", header, rows)
+        return csv_response(f"passes-{round_.name}.csv", header, rows)
     if request.GET.get("format") == "csv":
         rows = [[f.slot, f.a, f.b, f.count, _fmt(f.share_of_a)] for f in found]
-        return _csv(
+        return csv_response(
             f"flows-{round_.name}.csv", ["slot", "value_in_a", "value_in_b", "count", "share_of_a"], rows
         )
     submissions = round_submissions(round_)
@@ -286,7 +277,7 @@ def anchoring_table(request: HttpRequest, round_id: int) -> HttpResponse:
                     "",
                 ]
             )
-        return _csv(f"anchoring-{round_.name}.csv", header, out)
+        return csv_response(f"anchoring-{round_.name}.csv", header, out)
     context = {
         "round": round_,
         "rows": [(r, [r.kept[s] for s in SLOT_NAMES]) for r in rows],

@@ -5,13 +5,13 @@ from ``nsmcore.charts``."""
 
 from __future__ import annotations
 
-import csv
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
+from adjudication.downloads import csv_response
 from adjudication.evaluation import (
     TABLES,
     EvaluationRequestError,
@@ -32,15 +32,6 @@ from adjudication.evaluation import (
 from annotator.models import ItemSet, Round
 from annotator.roles import ADJUDICATOR, ADMIN, require_role
 from rules.rulesets import active_rule_set
-
-
-def _csv(filename: str, header: list[str], rows: list[list[Any]]) -> HttpResponse:
-    response = HttpResponse(content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    writer = csv.writer(response)
-    writer.writerow(header)
-    writer.writerows(rows)
-    return response
 
 
 def _bad(message: str) -> HttpResponse:
@@ -122,7 +113,7 @@ def evaluation_page(request: HttpRequest, round_id: int) -> HttpResponse:
             else:
                 header, rows = report_table(main.report, table)
             slug = key.replace(":", "-").replace("/", "-")
-            return _csv(f"evaluation-{round_.name}-{slug}-{table}.csv", header, rows)
+            return csv_response(f"evaluation-{round_.name}-{slug}-{table}.csv", header, rows)
     except EvaluationRequestError as error:
         if wants_csv:
             return _bad(str(error))

@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 
 from adjudication import gold_views
-from adjudication.gold import convention_propose, convention_vote, gold_sync
+from adjudication.gold import gold_sync
 from adjudication.gold_selectors import gold_awaiting
 from adjudication.models import Convention, EntailmentJudgement, GoldChange, GoldItem
 
@@ -109,17 +109,6 @@ def test_a_bad_resolve_post_is_a_400_naming_the_field_and_writes_nothing(
     gold.refresh_from_db()
     assert gold.status == "open" and GoldChange.objects.count() == changes
     assert gold.construals.count() == 1
-
-
-@pytest.fixture
-def accepted(submitted, adjudicator, other_adjudicator):
-    convention = convention_propose(
-        user=adjudicator, round_=submitted, slot="agency", value_a="someone-else", value_b="i", chosen="i",
-        rule="Only an explicit other doer makes agency someone-else.",
-    )  # fmt: skip
-    for user in (adjudicator, other_adjudicator):
-        convention = convention_vote(user=user, convention=convention, approve=True)
-    return convention
 
 
 @pytest.mark.parametrize(

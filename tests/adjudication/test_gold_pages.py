@@ -5,20 +5,9 @@ import re
 import pytest
 from django.urls import reverse
 
-from adjudication.gold import convention_propose, convention_vote, gold_sync
+from adjudication.gold import convention_propose, gold_sync
 from adjudication.models import Convention, GoldChange, GoldItem, Vote
 from nsmcore.schema import SLOT_BY_NAME, SLOT_NAMES
-
-
-@pytest.fixture
-def accepted(submitted, adjudicator, other_adjudicator):
-    convention = convention_propose(
-        user=adjudicator, round_=submitted, slot="agency", value_a="someone-else", value_b="i", chosen="i",
-        rule="Only an explicit other doer makes agency someone-else.",
-    )  # fmt: skip
-    for user in (adjudicator, other_adjudicator):
-        convention = convention_vote(user=user, convention=convention, approve=True)
-    return convention
 
 
 @pytest.mark.parametrize("persona", ["annotator", "outsider"])
