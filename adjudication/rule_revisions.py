@@ -243,20 +243,20 @@ def revision_propose(
         with transaction.atomic():
             return RuleSetVersion.objects.create(
                 version=name, document=rule_set_document(rule_set), content_hash=digest, parent=active,
-                note=note.strip(), created_by=user, report=_plain(report),
+                note=note.strip(), created_by=user, report=as_json(report),
             )  # fmt: skip
     except IntegrityError:  # a concurrent proposal took the name or the content first
         raise RevisionError(f"version {name!r} or identical rules were just proposed: reload") from None
 
 
-def _plain(value: Any) -> Any:
+def as_json(value: Any) -> Any:
     """The report as JSON: Proportions as their dicts."""
     if isinstance(value, Proportion):
         return value.to_dict()
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: as_json(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
+        return [as_json(v) for v in value]
     return value
 
 
@@ -399,6 +399,7 @@ def reroute_gold(rule_set: nsmcore.RuleSet, *, user=None, why: str) -> tuple[int
 __all__ = [
     "RevisionError",
     "RuleSetError",
+    "as_json",
     "blocker",
     "compare",
     "gold_rows",
