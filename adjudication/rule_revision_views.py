@@ -75,7 +75,7 @@ def rule_revision_new(request: HttpRequest) -> HttpResponse:
     return render(request, "adjudication/rule_revision_new.html", context, status=status)
 
 
-def _rule_rows(version: RuleSetVersion, active_version: str) -> list[dict]:
+def _rule_rows(version: RuleSetVersion) -> list[dict]:
     active = {r.emotion: (k, r.as_dict()["conditions"]) for k, r in enumerate(active_rule_set().rules)}
     rows = []
     for k, rule in enumerate(rule_set_from_document(version.document).rules):
@@ -112,7 +112,7 @@ def rule_revision(
     quorum, majority = acceptance_rule()
     context = {
         "v": row,
-        "rules": _rule_rows(row, comparison["against"]),
+        "rules": _rule_rows(row),
         "report": row.report,
         "comparison": comparison,
         "gold": comparison["gold"],
