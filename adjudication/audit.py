@@ -13,7 +13,7 @@ from typing import Any
 from adjudication.models import GoldChange, GoldItem
 from nsmcore.schema import SLOT_NAMES
 
-OPENED, CONVENTION, ADJUDICATED = "opened", "convention", "adjudicated"
+OPENED, CONVENTION, ADJUDICATED, RULE_SET = "opened", "convention", "adjudicated", "rule-set"
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,8 @@ def _kind_and_why(change: GoldChange) -> tuple[str, str]:
         return OPENED, change.why.removeprefix("opened: ")
     if change.why.startswith("convention "):
         return CONVENTION, change.why.removeprefix("convention ")  # "C1 v1: agency i/someone-else -> i"
+    if change.why.startswith("rule set "):  # a revision activated: the label routed again
+        return RULE_SET, change.why
     return ADJUDICATED, change.why
 
 

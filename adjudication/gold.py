@@ -41,6 +41,15 @@ def acceptance_rule() -> tuple[int, float]:
     return settings.NSM_CONVENTION_QUORUM, settings.NSM_CONVENTION_MAJORITY
 
 
+def vote_outcome(*, votes: int, approvals: int) -> bool | None:
+    """The acceptance rule applied to a tally: None while fewer than the quorum have voted, else
+    whether more than the majority approve. Conventions and rule set revisions both use it."""
+    quorum, majority = acceptance_rule()
+    if votes < quorum:
+        return None
+    return approvals / votes > majority
+
+
 def _check_values(slot: str, values: list[str]) -> None:
     if slot not in SLOT_BY_NAME:
         raise AdjudicationError(f"unknown slot {slot!r}; slots: {', '.join(SLOT_NAMES)}")
@@ -99,10 +108,9 @@ def convention_vote(*, user, convention: Convention, approve: bool, comment: str
             )
     except IntegrityError:
         raise AdjudicationError(f"{user.username} has already voted on {convention.label}") from None
-    quorum, majority = acceptance_rule()
     counts = convention.votes.aggregate(n=Count("id"), yes=Count("id", filter=Q(approve=True)))
-    if counts["n"] >= quorum:
-        accepted = counts["yes"] / counts["n"] > majority
+    accepted = vote_outcome(votes=counts["n"], approvals=counts["yes"])
+    if accepted is not None:
         with transaction.atomic():
             if accepted:
                 Convention.objects.filter(number=convention.number, status=Convention.Status.ACCEPTED).update(

@@ -19,7 +19,17 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.dev")
 
 from benchmarks.common import write  # noqa: E402
 
-BENCHMARKS = ["nsmcore", "workspace", "parsers", "agreement", "gold", "verifier", "export", "evaluation"]
+BENCHMARKS = [
+    "nsmcore",
+    "workspace",
+    "parsers",
+    "agreement",
+    "gold",
+    "verifier",
+    "export",
+    "evaluation",
+    "rules",
+]
 
 
 def main() -> int:

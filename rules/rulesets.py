@@ -1,18 +1,114 @@
-"""The active rule set of the mapper and figures about it that pages show."""
+"""The active rule set of the mapper, the stored versions, and figures about them that pages show.
+
+The active version lives in the database (``RuleSetVersion`` with status ``active``); every
+process reads it through Django's cache (one key, deleted when a transaction that activates a
+version commits). ``settings.NSM_RULE_SET`` is only the packaged default: what a database with no
+version yet records as its first one (the migration does it, and so does the first proposal on a
+flushed database), and what is read while that table is empty.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
+from django.db import transaction
 
 import nsmcore
+from nsmcore.mapper import RuleSetError, parse_rule_set
 from nsmcore.regression import run_suite
+
+ACTIVE_KEY = "nsm:rules:active"
+
+
+def rules_hash(rule_set: nsmcore.RuleSet) -> str:
+    """sha256 of the rules alone (order, emotions, conditions), whatever the version or description
+    say: two versions with this hash route every explication alike."""
+    payload = json.dumps(rule_set.canonical()["rules"], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def rule_set_document(rule_set: nsmcore.RuleSet) -> dict[str, Any]:
+    """The rule set as a file says it (the v1.json format), values in the schema's order."""
+    return {"version": rule_set.version, "description": rule_set.description, **rule_set.canonical()}
+
+
+def rule_set_from_document(document: dict[str, Any]) -> nsmcore.RuleSet:
+    return parse_rule_set(document, source=f"rule set v{document.get('version', '?')}")
+
+
+def packaged_rule_set() -> nsmcore.RuleSet:
+    return nsmcore.load_rule_set(settings.NSM_RULE_SET)
 
 
 def active_rule_set() -> nsmcore.RuleSet:
-    return nsmcore.load_rule_set(settings.NSM_RULE_SET)
+    """The active version, read from the database once per change (through the cache)."""
+    document = cache.get(ACTIVE_KEY)
+    if document is None:
+        from rules.models import RuleSetVersion
+
+        row = RuleSetVersion.objects.filter(status=RuleSetVersion.Status.ACTIVE).values("document").first()
+        document = row["document"] if row else rule_set_document(packaged_rule_set())
+        cache.set(ACTIVE_KEY, document, timeout=None)
+    return rule_set_from_document(document)
+
+
+def forget_active_rule_set() -> None:
+    """Every process reads the active version afresh once the current transaction commits."""
+    transaction.on_commit(lambda: cache.delete(ACTIVE_KEY))
+
+
+def initial_version_fields(rule_set: nsmcore.RuleSet) -> dict[str, Any]:
+    """The row that records the packaged default as the first version (migration and first use)."""
+    suite = run_suite(rule_set).as_dict()
+    return {
+        "version": rule_set.version,
+        "document": rule_set_document(rule_set),
+        "content_hash": rules_hash(rule_set),
+        "note": f"the packaged default (NSM_RULE_SET={settings.NSM_RULE_SET})",
+        "report": {"ok": suite["ok"], "suite": suite, "pilot": None},
+    }
+
+
+def ensure_initial_version() -> Any:
+    """The active version's row; on a database with no version yet, the packaged default is
+    recorded as the first (active, activated ``initial``). Only write paths call this."""
+    from rules.models import RuleSetActivation, RuleSetVersion
+
+    active = RuleSetVersion.objects.filter(status=RuleSetVersion.Status.ACTIVE).first()
+    if active is not None or RuleSetVersion.objects.exists():
+        return active
+    with transaction.atomic():
+        row = RuleSetVersion.objects.create(
+            status=RuleSetVersion.Status.ACTIVE, **initial_version_fields(packaged_rule_set())
+        )
+        RuleSetActivation.objects.create(version=row, how=RuleSetActivation.How.INITIAL)
+    forget_active_rule_set()
+    return row
+
+
+def next_version_name() -> str:
+    """One more than the largest whole-number version stored ("2" after "1")."""
+    from rules.models import RuleSetVersion
+
+    numbers = [int(v) for v in RuleSetVersion.objects.values_list("version", flat=True) if v.isdigit()]
+    return str(max(numbers, default=0) + 1)
+
+
+def proposed_rule_set(document: Any, version: str) -> nsmcore.RuleSet:
+    """Read a proposed rule set (a JSON object in the v1.json format) under ``version``; a bad one
+    raises RuleSetError naming the rule, slot and value."""
+    if not isinstance(document, dict):
+        raise RuleSetError("a rule set file is a JSON object with 'version' and 'rules'")
+    version = version.strip()
+    if not version or len(version) > 32 or not all(c.isalnum() or c in ".-_" for c in version):
+        raise RuleSetError(
+            f"version {version!r}: use up to 32 letters, digits, '.', '-' or '_' (e.g. 2 or 2.1)"
+        )
+    return parse_rule_set({**document, "version": version}, source=f"rule set v{version}")
 
 
 def rule_set_summary(rule_set: nsmcore.RuleSet) -> dict[str, Any]:

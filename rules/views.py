@@ -6,13 +6,15 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from nsmcore.schema import SLOTS
+from rules.models import RuleSetActivation, RuleSetVersion
 from rules.rulesets import active_rule_set, rule_set_summary
 
 
 @login_required
 @require_GET
 def rule_set_detail(request: HttpRequest) -> HttpResponse:
-    """The active rule set: its rules in priority order, region sizes and regression status."""
+    """The active rule set (its rules in priority order, region sizes and regression status), every
+    stored version and the history of activations, newest first."""
     rule_set = active_rule_set()
     summary = rule_set_summary(rule_set)
     regions = summary["regions"]
@@ -42,5 +44,7 @@ def rule_set_detail(request: HttpRequest) -> HttpResponse:
         "abstain_percent": 100 * regions["abstain"] / total,
         "abstain_bar": 100 * regions["abstain"] / largest,
         "suite": summary["suite"],
+        "versions": RuleSetVersion.objects.select_related("created_by", "parent"),
+        "history": RuleSetActivation.objects.select_related("version", "previous", "by"),
     }
     return render(request, "rules/rule_set.html", context)

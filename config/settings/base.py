@@ -151,7 +151,11 @@ SPECTACULAR_SETTINGS = {
 }
 
 # The active rule set of the mapper: a bundled version ("1") or a path to a rule set file.
+# The packaged rule set recorded as the first version of a database with none (rule versions
+# live in the database from then on: rules.RuleSetVersion).
 NSM_RULE_SET = env_rule_set("NSM_RULE_SET", "1")
+# The item set whose gold every rule revision is compared on (the paper's pilot, 52 items).
+NSM_PILOT_ITEM_SET = env_str("NSM_PILOT_ITEM_SET", "P")
 
 # Background jobs (Celery). With REDIS_URL set, Redis is the broker. Without it, the embedded
 # default: kombu's filesystem transport under var/broker, which needs no server, so `make run`

@@ -1,0 +1,169 @@
+"""Rule set versions through the API: list, detail (with the comparison on gold and, given
+``?pass=``, on a parser's pass), propose, vote (adjudicators), activate (admins)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.permissions import BasePermission, IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from adjudication.rule_revisions import (
+    RevisionError,
+    as_json,
+    blocker,
+    pass_names,
+    revision_activate,
+    revision_comparison,
+    revision_propose,
+    revision_vote,
+)
+from annotator.roles import ADJUDICATOR, ADMIN, user_roles
+from nsmcore.mapper import RuleSetError
+from rules.models import RuleSetActivation, RuleSetVersion
+from rules.rulesets import ensure_initial_version
+
+
+def _role(*roles: str, message: str) -> type[BasePermission]:
+    class HasRole(BasePermission):
+        def has_permission(self, request: Request, view: Any) -> bool:
+            return bool(user_roles(request.user) & set(roles))
+
+    HasRole.message = message
+    return HasRole
+
+
+IsAdjudicatorOrAdmin = _role(ADJUDICATOR, ADMIN, message="rule revisions are for adjudicators and admins")
+IsAdjudicator = _role(ADJUDICATOR, message="only adjudicators vote on rule revisions")
+IsAdmin = _role(ADMIN, message="only admins activate a version at once; adjudicators vote")
+
+
+class VersionOut(serializers.ModelSerializer):
+    created_by = serializers.CharField(source="created_by.username", default=None)
+    parent = serializers.CharField(source="parent.version", default=None)
+    suite_ok = serializers.BooleanField()
+
+    class Meta:
+        model = RuleSetVersion
+        fields = [
+            "version",
+            "status",
+            "content_hash",
+            "parent",
+            "note",
+            "created_by",
+            "created_at",
+            "suite_ok",
+        ]
+
+
+class ProposeIn(serializers.Serializer):
+    document = serializers.JSONField(help_text="the rule set, in the v1.json format")
+    version = serializers.CharField(required=False, allow_blank=True, max_length=32, default="")
+    note = serializers.CharField(required=False, allow_blank=True, max_length=5000, default="")
+    pilot_item_set = serializers.CharField(required=False, allow_blank=True, max_length=100, default="")
+
+
+class VoteIn(serializers.Serializer):
+    approve = serializers.BooleanField()
+    comment = serializers.CharField(required=False, allow_blank=True, max_length=2000, default="")
+
+
+def _problem(message: str) -> Response:
+    return Response({"detail": message}, status=status.HTTP_400_BAD_REQUEST)
+
+
+def _detail(version: RuleSetVersion, parser: str = "") -> dict[str, Any]:
+    return {
+        **VersionOut(version).data,
+        "document": version.document,
+        "report": version.report,
+        "can_activate": not blocker(version),
+        "blocker": blocker(version),
+        "votes": [
+            {"adjudicator": v.adjudicator.username, "approve": v.approve, "comment": v.comment}
+            for v in version.votes.filter(ballot=version.ballot).select_related("adjudicator")
+        ],
+        "comparison": as_json(revision_comparison(version=version, parser=parser)),
+    }
+
+
+class RuleSetList(APIView):
+    permission_classes = [IsAuthenticated & IsAdjudicatorOrAdmin]
+
+    @extend_schema(responses={200: VersionOut(many=True)})
+    def get(self, request: Request) -> Response:
+        rows = RuleSetVersion.objects.select_related("created_by", "parent")
+        return Response(VersionOut(rows, many=True).data)
+
+    @extend_schema(request=ProposeIn, responses={201: OpenApiTypes.OBJECT})
+    def post(self, request: Request) -> Response:
+        data = ProposeIn(data=request.data)
+        if not data.is_valid():
+            return Response(data.errors, status=status.HTTP_400_BAD_REQUEST)
+        try:
+            version = revision_propose(user=request.user, **data.validated_data)
+        except (RuleSetError, RevisionError) as error:
+            return _problem(str(error))
+        return Response(_detail(version), status=status.HTTP_201_CREATED)
+
+
+class _VersionView(APIView):
+    def version(self, name: str) -> RuleSetVersion:
+        if self.request.method == "POST":  # a flushed database records its packaged version first
+            ensure_initial_version()
+        return get_object_or_404(RuleSetVersion.objects.select_related("created_by", "parent"), version=name)
+
+
+class RuleSetDetail(_VersionView):
+    permission_classes = [IsAuthenticated & IsAdjudicatorOrAdmin]
+
+    @extend_schema(parameters=[OpenApiParameter("pass", str)], responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: Request, version: str) -> Response:
+        row = self.version(version)
+        parser = request.query_params.get("pass", "")
+        if parser and parser not in (passes := pass_names()):
+            return _problem(f"pass: no parser {parser!r} has predictions; passes: {', '.join(passes)}")
+        return Response(_detail(row, parser))
+
+
+class RuleSetVoteView(_VersionView):
+    permission_classes = [IsAuthenticated & IsAdjudicator]
+
+    @extend_schema(request=VoteIn, responses={200: VersionOut})
+    def post(self, request: Request, version: str) -> Response:
+        row = self.version(version)
+        data = VoteIn(data=request.data)
+        if not data.is_valid():
+            return Response(data.errors, status=status.HTTP_400_BAD_REQUEST)
+        try:
+            row = revision_vote(user=request.user, version=row, **data.validated_data)
+        except RevisionError as error:
+            return _problem(str(error))
+        return Response(VersionOut(row).data)
+
+
+class RuleSetActivate(_VersionView):
+    permission_classes = [IsAuthenticated & IsAdmin]
+
+    @extend_schema(request=None, responses={200: OpenApiTypes.OBJECT})
+    def post(self, request: Request, version: str) -> Response:
+        row = self.version(version)
+        try:
+            activation = revision_activate(user=request.user, version=row, how=RuleSetActivation.How.ADMIN)
+        except RevisionError as error:
+            return _problem(str(error))
+        return Response(
+            {
+                "version": row.version,
+                "status": "active",
+                "rerouted": activation.rerouted,
+                "changed": activation.changed,
+            }
+        )
