@@ -163,6 +163,8 @@ def export_write(
             "format": emoexpl.FORMAT,
             "scope": f"round {round_.name}" if round_ else "whole gold corpus",
             "software_version": nsmcore.__version__,
+            # the wording of every rendered line in this file (verifier judgements are of that text)
+            "renderer_version": nsmcore.RENDERER_VERSION,
             "gold_as_of": as_of.isoformat() if as_of else None,
             "counts": {
                 "items": tally.items,

@@ -346,6 +346,7 @@ def dataset_card(manifest: dict[str, Any]) -> str:
         f"- `{JSONL_NAME}` sha256: `{manifest['files'][JSONL_NAME]['sha256']}`",
         f"- Gold as of: {manifest['gold_as_of'] or 'no change recorded'}",
         f"- Software: nsm-explications {manifest['software_version']}",
+        f"- Rendered lines: renderer version {manifest.get('renderer_version', 'not recorded')}",
         "",
         "## Items per evidence tier",
         "",
