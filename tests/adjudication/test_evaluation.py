@@ -19,7 +19,7 @@ from annotator.models import Assignment, ItemSet
 from annotator.sampling import item_set_from_items
 from annotator.services import annotation_submit
 from nsmcore.mapper import route
-from rules.rulesets import active_rule_set
+from rules.rulesets import active_rule_set, packaged_rule_set
 from tests.adjudication.evaluation_fixture import (
     ALICE,
     BOB,
@@ -194,11 +194,11 @@ def test_a_bad_pass_key_names_it_and_the_rounds_passes(round_):
 )
 def test_bad_options_name_the_parameter(params, message):
     with pytest.raises(EvaluationRequestError, match=message):
-        options_from(params, active_rule_set())
+        options_from(params, packaged_rule_set())
 
 
 def test_options_default_to_a_thousand_orders_and_the_guilt_shame_swap():
-    options = options_from({}, active_rule_set())
+    options = options_from({}, packaged_rule_set())
     assert (options.orders, options.seed, options.swaps, options.decay) == (
         1000,
         0,
