@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nsmcore.parsers.classifier import normalise_text, text_features
+from nsmcore.parsers.classifier import normalise_text, one_blas_thread, text_features
 
 # The 21 appraisal ratings of crowd-enVent, in the corpus's column order (annotator.imports
 # keeps the same tuple for the import; a test checks the two agree).
@@ -76,7 +76,8 @@ def _fit(matrix: Any, labels: list[str], seed: int, C: float) -> Any:
     model = LogisticRegression(
         C=C, class_weight="balanced", max_iter=2000, solver="newton-cg", random_state=seed
     )
-    return model.fit(matrix, labels)
+    with one_blas_thread():
+        return model.fit(matrix, labels)
 
 
 def _predict(model: Any, matrix: Any, n: int) -> list[str]:
