@@ -19,6 +19,8 @@ def parser_options(backend: str, model: str = "") -> dict[str, Any]:
             "device": settings.NSM_PARSER_DEVICE,
             "batch_size": settings.NSM_PARSER_BATCH_SIZE,
         }
+    if backend == "classifier":
+        return {"model": model or settings.NSM_PARSER_MODEL}
     if backend == "openai":
         return {
             "base_url": settings.NSM_OPENAI_BASE_URL,
@@ -45,5 +47,6 @@ def backend_choices() -> list[tuple[str, str]]:
         "lexical": "lexical baseline (cue lists, no model)",
         "transformers": "local causal LM (transformers, constrained)",
         "openai": "OpenAI-compatible server",
+        "classifier": "classifier parser (scikit-learn, trained from gold)",
     }
     return [(b, labels[b]) for b in BACKENDS]

@@ -31,6 +31,7 @@ from nsmcore.parsers import BACKENDS, ParserUnavailable, make_parser
 from nsmcore.parsers.lexical import CueListError
 from nsmcore.regression import run_suite
 from nsmcore.render import render
+from nsmcore.schema import SLOT_BY_NAME, TEXT_FIELDS
 from nsmcore.space import regions
 
 DEFAULT_KEEP = "id,text_id"
@@ -173,6 +174,8 @@ def cmd_parse(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         options = {"cues": args.cues}
     elif args.backend == "openai":
         options = {"base_url": args.base_url, "model": args.model, "mode": args.mode, "api_key": args.api_key}
+    elif args.backend == "classifier":
+        options = {"model": args.model}
     parser = make_parser(args.backend, **options)
     illegal = 0
     for start in range(0, len(texts), 64):
@@ -184,6 +187,44 @@ def cmd_parse(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
             _emit(out, record)
             illegal += not result.legal
     err.write(f"{len(texts)} parsed by {parser.name} {parser.version}: {len(texts) - illegal} legal\n")
+    return 0
+
+
+def _training_example(obj: Any, name: str, number: int) -> tuple[str, dict[str, Any]]:
+    """One (text, slots) example from a gold line: the slots at the top level or under
+    "explication"; InputError naming the line when it has no text or is not a legal explication."""
+    if not isinstance(obj, dict):
+        raise InputError(f"{name}:{number}: expected a JSON object, got {type(obj).__name__}")
+    text = obj.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise InputError(f"{name}:{number}: no text (a non-empty string under 'text')")
+    if "explication" in obj:
+        slots = obj["explication"]
+    else:
+        slots = {k: v for k, v in obj.items() if k in SLOT_BY_NAME or k in TEXT_FIELDS}
+    explication, problems = check(slots)
+    if explication is None or problems:
+        raise InputError(f"{name}:{number}: not a legal explication: {'; '.join(map(str, problems))}")
+    return text, explication.slots()
+
+
+def cmd_train_classifier(args: argparse.Namespace, out: IO[str]) -> int:
+    from nsmcore.parsers.classifier import ClassifierError, train_classifier
+
+    examples = [_training_example(obj, args.input, number) for number, obj in _input_rows(args.input)]
+    if not examples:
+        raise InputError(f"{args.input}: no examples")
+    try:
+        model = train_classifier(examples, seed=args.seed)
+        model.save(args.out, meta={"input": os.path.abspath(args.input)})
+    except ClassifierError as error:
+        raise InputError(str(error)) from None
+    except OSError as error:
+        raise InputError(f"{args.out}: cannot write: {error.strerror or error}") from None
+    one_value = [slot for slot, counts in model.value_counts.items() if len(counts) == 1]
+    out.write(f"trained on {model.examples} examples (data {model.data_hash[:12]}); written to {args.out}\n")
+    if one_value:
+        out.write(f"  one value only in training data (always predicted): {', '.join(one_value)}\n")
     return 0
 
 
@@ -371,7 +412,11 @@ def build_parser() -> argparse.ArgumentParser:
     parse_p.add_argument("--text-field", default="text", help="the field holding the text (default: text)")
     parse_p.add_argument("--backend", default="lexical", choices=BACKENDS)
     parse_p.add_argument("--cues", default=None, help="lexical: bundled cue list version or a JSON file")
-    parse_p.add_argument("--model", default=None, help="transformers: name or local path; openai: model name")
+    parse_p.add_argument(
+        "--model",
+        default=None,
+        help="transformers: name or local path; openai: model name; classifier: the model folder",
+    )
     parse_p.add_argument("--device", default="auto", help="transformers: cpu, cuda, cuda:1 or auto")
     parse_p.add_argument("--batch-size", type=int, default=8, help="transformers: texts per batch")
     parse_p.add_argument("--base-url", default=None, help="openai: e.g. http://127.0.0.1:8001/v1")
@@ -408,6 +453,17 @@ def build_parser() -> argparse.ArgumentParser:
     eval_p.add_argument(
         "--parser", default="lexical", choices=BACKENDS, help="parses pair texts that have no explication"
     )
+    train_p = sub.add_parser(
+        "train-classifier",
+        help="train the classifier parser (per-slot scikit-learn classifiers) from gold JSONL",
+        description="Train the classifier parser from gold explications. --input: JSONL, one "
+        'example a line, {"text": ..., the twelve slots} or {"text": ..., "explication": {...}}. '
+        "A line without text or with an illegal explication exits 2 naming it; nothing is written. "
+        "Then: python -m nsmcore parse FILE --backend classifier --model FOLDER. See docs/training.md.",
+    )
+    train_p.add_argument("--input", required=True, help="gold JSONL ('-': stdin)")
+    train_p.add_argument("--out", required=True, help="the model folder to write (made if absent)")
+    train_p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     tiny_p = sub.add_parser("tiny-model", help="write a tiny random causal LM for smoke runs")
     tiny_p.add_argument("path")
     tiny_p.add_argument("--seed", type=int, default=0)
@@ -433,6 +489,8 @@ def main(argv: list[str] | None = None, out: IO[str] | None = None, err: IO[str]
             return cmd_evaluate(args, out)
         if args.command == "tiny-model":
             return cmd_tiny_model(args, out)
+        if args.command == "train-classifier":
+            return cmd_train_classifier(args, out)
         if args.command == "emoexpl-schema":
             from nsmcore.emoexpl import record_schema
 

@@ -1,8 +1,10 @@
 """Parsers: text to explication. ``make_parser(backend, **options)`` builds one by name.
 
 Backends: ``lexical`` (the default; cue lists, no model), ``transformers`` (a local causal LM,
-constrained to legal output), ``openai`` (any OpenAI-compatible chat server). Only the lexical
-backend is imported eagerly; the others load torch or open connections only when asked for.
+constrained to legal output), ``openai`` (any OpenAI-compatible chat server), ``classifier``
+(per-slot scikit-learn classifiers trained from gold; a folder written by train-classifier). Only
+the lexical backend is imported eagerly; the others load torch or scikit-learn, or open
+connections, only when asked for.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from typing import Any
 from nsmcore.parsers.base import Parser, ParseResult, ParserUnavailable, result_from_object, result_from_text
 from nsmcore.parsers.lexical import CueListError, LexicalParser
 
-BACKENDS = ("lexical", "transformers", "openai")
+BACKENDS = ("lexical", "transformers", "openai", "classifier")
 
 __all__ = [
     "BACKENDS",
@@ -38,6 +40,8 @@ def make_parser(backend: str = "lexical", **options: Any) -> Parser:
         from nsmcore.parsers.transformers_lm import TransformersParser as cls
     elif backend == "openai":
         from nsmcore.parsers.openai_compat import OpenAICompatParser as cls
+    elif backend == "classifier":
+        from nsmcore.parsers.classifier import ClassifierParser as cls
     else:
         raise ParserUnavailable(f"unknown parser backend {backend!r}; backends: {', '.join(BACKENDS)}")
     try:

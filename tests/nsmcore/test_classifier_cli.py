@@ -1,0 +1,73 @@
+"""python -m nsmcore train-classifier, and parse --backend classifier with its folder."""
+
+import json
+import re
+
+import pytest
+
+from tests.nsmcore.test_classifier import HELD_OUT, TRAIN
+from tests.nsmcore.test_cli import jsonl, run
+
+
+def gold_lines(examples, nested=False):
+    if nested:
+        return [{"text": t, "explication": {**s, "residue": ""}} for t, s in examples]
+    return [{"text": t, **s, "notes": ""} for t, s in examples]
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_train_then_parse_with_the_folder(tmp_path, nested):
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text(jsonl(*gold_lines(TRAIN, nested)))
+    folder = tmp_path / "model"
+    code, out, err = run(["train-classifier", "--input", str(gold), "--out", str(folder), "--seed", "3"])
+    assert code == 0, err
+    assert f"trained on {len(TRAIN)} examples" in out and "experiencer" in out  # one value only
+    card = json.loads((folder / "card.json").read_text())
+    assert card["seed"] == 3 and card["sizes"]["examples"] == len(TRAIN)
+    assert card["meta"]["input"] == str(gold)
+
+    texts = jsonl(*({"id": k, "text": t} for k, (t, _) in enumerate(HELD_OUT)))
+    code, out, err = run(["parse", "--backend", "classifier", "--model", str(folder)], texts)
+    assert code == 0, err
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [r["id"] for r in records] == list(range(len(HELD_OUT)))
+    assert all(r["legal"] and r["parser"] == f"classifier:{folder}" for r in records)
+    assert [r["explication"]["others_know"] for r in records] == [s["others_know"] for _, s in HELD_OUT]
+
+
+@pytest.mark.parametrize(
+    "bad_line, message",
+    [
+        ("{not json", "gold.jsonl:3: malformed JSON"),
+        (json.dumps({"text": "hello"}), "gold.jsonl:3: not a legal explication: experiencer: missing"),
+        (json.dumps({**gold_lines(TRAIN[:1])[0], "text": ""}), "gold.jsonl:3: no text"),
+        (json.dumps({**gold_lines(TRAIN[:1])[0], "body": "maybe"}), "gold.jsonl:3: not a legal .*body"),
+        (json.dumps({"text": "x", "explication": None}), "gold.jsonl:3: not a legal explication"),
+    ],
+)
+def test_a_bad_line_exits_2_naming_it_and_writes_nothing(tmp_path, bad_line, message):
+    gold = tmp_path / "gold.jsonl"
+    lines = [json.dumps(obj) for obj in gold_lines(TRAIN[:2])]
+    gold.write_text("\n".join([*lines, bad_line, *lines]) + "\n")
+    folder = tmp_path / "model"
+    code, out, err = run(["train-classifier", "--input", str(gold), "--out", str(folder)])
+    assert code == 2 and out == ""
+    assert re.search(message, err), err
+    assert not folder.exists()
+
+
+def test_a_missing_input_or_an_empty_one_exits_2(tmp_path):
+    code, _, err = run(["train-classifier", "--input", str(tmp_path / "none.jsonl"), "--out", str(tmp_path)])
+    assert code == 2 and "cannot read" in err
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    code, _, err = run(["train-classifier", "--input", str(empty), "--out", str(tmp_path / "m")])
+    assert code == 2 and "no examples" in err and not (tmp_path / "m").exists()
+
+
+def test_parse_with_a_folder_that_is_not_a_model_exits_2_naming_the_setting(tmp_path):
+    argv = ["parse", "--backend", "classifier", "--model", str(tmp_path)]
+    code, out, err = run(argv, jsonl({"text": "hi"}))
+    assert code == 2 and out == ""
+    assert "has no card.json" in err and "NSM_PARSER_MODEL" in err
