@@ -321,3 +321,38 @@ def test_durations_read_as_a_person_would_say_them(seconds, text):
     from jobs.templatetags.jobs_extras import duration
 
     assert duration(seconds) == text
+
+
+def test_a_prefill_job_runs_the_classifier_parser_from_its_folder(item_set, admin_user, tmp_path):
+    """The classifier backend is a prefill backend like the others: the job's model field is the
+    folder a training wrote, and the predictions name that folder and its data hash."""
+    from nsmcore.parsers.classifier import train_classifier
+    from nsmcore.schema import Explication
+
+    proud = Explication(evaluation="feel-good", eval_target="self", agency="i").as_dict()
+    sorry = Explication(evaluation="feel-bad", eval_target="self", agency="i").as_dict()
+    examples = [(f"I was proud of what I made {k}", proud) for k in range(6)]
+    examples += [(f"I was sorry for what I broke {k}", sorry) for k in range(6)]
+    folder = tmp_path / "clf"
+    train_classifier(examples, seed=0).save(folder)
+    job = job_prefill_start(
+        user=admin_user, item_set=item_set, backend="classifier", model=str(folder), enqueue=False
+    )
+    job_run(job.pk)
+    job.refresh_from_db()
+    assert (job.status, job.done, job.legal) == ("done", 12, 12), job.error
+    predictions = ParserPrediction.objects.filter(job=job)
+    assert predictions.count() == 12
+    assert {p.parser for p in predictions} == {f"classifier:{folder}"}
+    assert all(p.legal and p.explication["evaluation"] in ("feel-good", "feel-bad") for p in predictions)
+    assert job.engine == f"classifier:{folder}" and job.engine_version.startswith("data-")
+
+
+def test_a_prefill_job_with_a_missing_classifier_folder_names_the_setting(item_set, admin_user, tmp_path):
+    job = job_prefill_start(
+        user=admin_user, item_set=item_set, backend="classifier", model=str(tmp_path / "none"), enqueue=False
+    )
+    job_run(job.pk)
+    job.refresh_from_db()
+    assert job.status == "failed" and "model" in job.error.lower()
+    assert not ParserPrediction.objects.filter(job=job).exists()
