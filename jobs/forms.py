@@ -126,7 +126,7 @@ class TrainForm(TargetMixin, forms.Form):
 
     target = forms.ChoiceField(help_text="a round's gold (and passes), or the resolved gold of an item set")
     passes = forms.CharField(
-        max_length=300, initial="gold", help_text="comma-separated: gold, annotator:<username> (rounds only)"
+        max_length=300, initial="gold", help_text="comma-separated: gold, annotator:NAME (a round only)"
     )
     method = forms.ChoiceField(choices=[(m, m) for m in METHODS], initial="lora")
     base_model = forms.CharField(

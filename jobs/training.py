@@ -229,9 +229,9 @@ def describe_train(job: Job, params: TrainParams) -> str:
         params.learning_rate, params.batch_size * params.grad_accum,
     )  # fmt: skip
     return format_html(
-        "{} on <code>{}</code> · passes {} · {} · adapter in <code>{}</code>", params.method.upper()
-        if params.method == "lora" else params.method, params.base_model, params.passes, settings_line,
-        output_folder(job, params),
+        "{} on <code>{}</code> · passes {} · {} · adapter in <code>{}</code>",
+        "LoRA" if params.method == "lora" else params.method, params.base_model, params.passes,
+        settings_line, output_folder(job, params),
     )  # fmt: skip
 
 
@@ -248,7 +248,11 @@ def kept_train(job: Job) -> str:
 
 def train_status_context(job: Job) -> dict[str, Any]:
     points = [(float(s), float(x)) for s, x in (job.summary or {}).get("curve", [])]
-    return {"loss_chart": charts.line_chart(points) if points else None}
+    if not points:
+        return {"loss_chart": None}
+    # the axis spans the losses (a loss falls by a few percent; from zero the curve looks flat)
+    lo, hi = min(y for _, y in points), max(y for _, y in points)
+    return {"loss_chart": charts.line_chart(points, y_min=max(0.0, lo - 0.1 * (hi - lo or 1.0)))}
 
 
 job_kind_register(

@@ -17,7 +17,8 @@ otherwise CPU in fp32. The result is the adapter (``save_pretrained``) and ``car
 data, the settings, the base model and revision, the losses, the versions.
 
 ``python -m nsmcore.lora --data train.jsonl --base MODEL --out FOLDER`` trains from a file written
-by ``manage.py export_training --format prompt`` on a machine without the web app.
+by ``manage.py export_training --format prompt`` on a machine without the web app (``--merge-to``
+also writes base + adapter merged, for a server that takes no adapters).
 """
 
 from __future__ import annotations
@@ -465,6 +466,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             kind = {"int": int, "float": float}.get(str(f.type), str)
             parser.add_argument(flag, type=kind, default=getattr(defaults, f.name))
     parser.add_argument("--no-resume", action="store_true", help="refuse a folder that holds a run")
+    parser.add_argument(
+        "--merge-to", default="", help="also write base + adapter merged into one checkpoint in this folder"
+    )
     args = parser.parse_args(argv)
     try:
         values = {f.name: getattr(args, f.name) for f in dataclasses.fields(LoraSettings)}
@@ -480,10 +484,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = train_lora(
             args.base, rows, settings, args.out, progress=show, resume=not args.no_resume, data=data
         )
+        if args.merge_to:
+            merge_adapter(args.base, result.out_dir, args.merge_to)
     except (LoraError, TrainingDataError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     print(f"adapter in {result.out_dir}: {result.step} steps, final loss {result.losses[-1][1]:.4f}")
+    if args.merge_to:
+        print(f"merged checkpoint in {args.merge_to}")
     return 0
 
 

@@ -161,11 +161,18 @@ def test_a_missing_adapter_is_named(base, tmp_path):
 def test_the_module_trains_from_an_exported_file(base, records, tmp_path, capsys):
     data = tmp_path / "train.jsonl"
     write_training(records[:1], data, "prompt", meta={"rule_set_version": "1"})
+    merged_dir = str(tmp_path / "merged")
     code = main(["--data", str(data), "--base", str(base), "--out", str(tmp_path / "out"), "--epochs", "1",
-                 "--batch-size", "12", "--device", "cpu"])  # fmt: skip
+                 "--batch-size", "12", "--device", "cpu", "--merge-to", merged_dir])  # fmt: skip
     assert code == 0
     card = json.loads((tmp_path / "out" / CARD).read_text())
     assert card["steps"] == 1 and card["data"]["rule_set_version"] == "1"
+    # the merged checkpoint is a plain model that scores as base + adapter does
+    merged = make_parser("transformers", model=merged_dir, device="cpu")
+    tuned = make_parser("transformers", model=str(base), adapter=str(tmp_path / "out"), device="cpu")
+    text = PAIRS[0]["text"]
+    a, b = (json.loads(p.parse_one(text).raw_output)["mean_logprob"] for p in (merged, tuned))
+    assert a["trigger"] == pytest.approx(b["trigger"], abs=1e-4)
     assert main(["--data", str(data), "--base", "/no/such/model", "--out", str(tmp_path / "x")]) == 2
     assert "no model folder at /no/such/model" in capsys.readouterr().err
     shutil.rmtree(tmp_path / "out")
