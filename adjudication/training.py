@@ -13,7 +13,13 @@ from typing import Any
 
 from adjudication.models import GoldConstrual, GoldItem
 from annotator.models import SLOT_FIELDS, Annotation, Assignment, Item, ItemSet, ItemSetMember, Round
-from nsmcore.training_data import TrainingDataError, TrainingRecord, training_records
+from nsmcore.training_data import (
+    HELD_OUT_TIERS,
+    TrainingDataError,
+    TrainingRecord,
+    held_out_message,
+    training_records,
+)
 from rules.rulesets import active_rule_set
 
 GOLD = "gold"
@@ -137,10 +143,15 @@ def training_data(
 
 
 def training_refusal(round_: Round) -> str:
-    """Why the round's gold cannot be downloaded as training data now ("" when it can): for the
-    gold page, which hides the links and says why."""
-    try:
-        training_data(round_=round_)
-    except TrainingDataError as error:
-        return str(error)
-    return ""
+    """Why the round's resolved gold cannot be downloaded as training data ("" when it can): its
+    held-out items, named. One query, for the gold page, which hides the links and says why (the
+    download itself checks everything)."""
+    resolved = GoldItem.objects.filter(round=round_, status=GoldItem.Status.RESOLVED).values("item_id")
+    held = (
+        ItemSetMember.objects.filter(item_set__tier__in=HELD_OUT_TIERS, item_id__in=resolved)
+        .order_by("item__source_id")
+        .values_list("item__source_id", flat=True)
+        .distinct()
+    )
+    ids = list(held)
+    return held_out_message(ids) if ids else ""

@@ -86,15 +86,20 @@ def training_records(
         records.append(record)
     held_out = sorted({r.id for r in records if _tiers(tiers_of.get(r.id, ())) & HELD_OUT_TIERS})
     if held_out:
-        raise TrainingDataError(
-            f"{len(held_out)} held-out (eval tier) item{'s' if len(held_out) != 1 else ''} cannot be "
-            f"training data: {', '.join(held_out)}"
-        )
+        raise TrainingDataError(held_out_message(held_out))
     if problems:
         raise TrainingDataError("; ".join(problems))
     if not records:
         raise TrainingDataError("no training data: no resolved gold or submitted annotations in this scope")
     return sorted(records, key=lambda r: (r.id, r.source, r.construal))
+
+
+def held_out_message(ids: list[str]) -> str:
+    """The refusal, naming every held-out item."""
+    return (
+        f"{len(ids)} held-out (eval tier) item{'s' if len(ids) != 1 else ''} cannot be training data: "
+        f"{', '.join(ids)}"
+    )
 
 
 def data_hash(records: Iterable[TrainingRecord]) -> str:

@@ -191,3 +191,21 @@ def test_the_gold_page_offers_the_download(gold_round, client, adjudicator, anno
     assert client.get(reverse("gold_training", args=[gold_round.pk]), {"format": "xml"}).status_code == 400
     client.force_login(annotator)
     assert client.get(reverse("gold_training", args=[gold_round.pk])).status_code == 403
+
+
+@pytest.mark.django_db(transaction=True)  # the command runs the job in a thread, on its own connection
+def test_train_parser_runs_the_same_job_here(gold_round, base, tmp_path):
+    out = io.StringIO()
+    call_command(
+        "train_parser", "--round", gold_round.name, "--base", base, "--out", str(tmp_path / "a"),
+        "--rank", "4", "--epochs", "1", "--batch-size", "30", "--lr", "0.01", stdout=out,
+    )  # fmt: skip
+    job = Job.objects.get(kind="train")
+    assert (job.status, job.done, job.created_by) == ("done", 2, None)
+    assert f"job #{job.pk} done: 2/2 steps, loss " in out.getvalue()
+    assert (tmp_path / "a" / CARD).is_file() and job.typed_params.rank == 4
+    with pytest.raises(CommandError, match="no model folder at /no/such/model") as error:
+        call_command("train_parser", "--round", gold_round.name, "--base", "/no/such/model")
+    assert error.value.returncode == 2
+    with pytest.raises(CommandError, match="pass 'parser:lexical': training data comes from gold"):
+        call_command("train_parser", "--round", gold_round.name, "--base", base, "--passes", "parser:lexical")
