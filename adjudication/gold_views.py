@@ -3,10 +3,15 @@ them; only adjudicators propose, vote, apply and resolve."""
 
 from __future__ import annotations
 
+import io
+import json
+import zipfile
+
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.text import slugify
 from django.views.decorators.http import require_POST
 
 from adjudication.analytics import item_texts, round_analysis, round_submissions
@@ -28,9 +33,11 @@ from adjudication.gold import (
 from adjudication.gold_preview import gold_preview
 from adjudication.gold_selectors import gold_awaiting
 from adjudication.models import Convention, GoldConstrual, GoldItem, Vote
+from adjudication.training import training_data, training_refusal
 from annotator.models import Annotation, Round
 from annotator.roles import ADJUDICATOR, ADMIN, has_role, require_role
 from nsmcore.schema import SLOTS
+from nsmcore.training_data import FORMATS, TrainingDataError, training_files
 
 PAGE_SIZE = 50
 PREVIEW_SIZE = 200  # matches a convention's page lists (the count covers them all)
@@ -228,6 +235,7 @@ def gold_list(request: HttpRequest, round_id: int) -> HttpResponse:
         "labels": labels,
         "awaiting": gold_awaiting(round_),
         "submissions": None if round_analysis(round_).data.coders else round_submissions(round_),
+        "training_refused": training_refusal(round_) if resolved else "",
     }
     return render(request, "adjudication/gold_list.html", context, status=200 if valid else 400)
 
@@ -329,3 +337,28 @@ def _gold_page(
         "why": request.POST.get("why", "") if error else "",  # the rejected form, shown again
     }
     return render(request, "adjudication/gold_item.html", context, status=status)
+
+
+@require_role(ADJUDICATOR, ADMIN)
+def gold_training_download(request: HttpRequest, round_id: int) -> HttpResponse:
+    """The round's resolved gold as parser training data (docs/training.md): a zip of the JSONL,
+    in the transformers backend's prompt format or the chat format, and its manifest. Held-out
+    (eval tier) items refuse the download, naming them (400)."""
+    round_ = get_object_or_404(Round, pk=round_id)
+    fmt = request.GET.get("format", "prompt")
+    if fmt not in FORMATS:
+        return HttpResponse(f"format {fmt!r}: formats are {', '.join(FORMATS)}", status=400,
+                            content_type="text/plain; charset=utf-8")  # fmt: skip
+    try:
+        source = training_data(round_=round_)
+    except TrainingDataError as error:
+        return HttpResponse(str(error), status=400, content_type="text/plain; charset=utf-8")
+    data, manifest = training_files(source.records, fmt, meta=source.meta)
+    stem = f"training-{slugify(round_.name) or round_.pk}-{fmt}"
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(f"{stem}.jsonl", data)
+        archive.writestr(f"{stem}.jsonl.manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False))
+    response = HttpResponse(buffer.getvalue(), content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="{stem}.zip"'
+    return response

@@ -51,6 +51,11 @@ urlpatterns += [
     ),
     path("adjudicate/rounds/<int:round_id>/gold/", gold_views.gold_list, name="gold_list"),
     path("adjudicate/rounds/<int:round_id>/gold/open/", gold_views.gold_open, name="gold_open"),
+    path(
+        "adjudicate/rounds/<int:round_id>/gold/training/",
+        gold_views.gold_training_download,
+        name="gold_training",
+    ),
     path("adjudicate/rounds/<int:round_id>/gold/<int:item_id>/", gold_views.gold_item, name="gold_item"),
     path(
         "adjudicate/rounds/<int:round_id>/gold/<int:item_id>/preview/",

@@ -57,6 +57,7 @@ class PrefillIn(serializers.Serializer):
     mode = serializers.ChoiceField(choices=MODES, required=False)
     text_field = serializers.ChoiceField(choices=[f for f, _ in Round.TEXT_FIELDS], required=False)
     overwrite = serializers.BooleanField(required=False, default=False)
+    adapter = serializers.CharField(required=False, allow_blank=True, max_length=250)
 
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
         if ("item_set" in data) == ("round" in data):
@@ -117,6 +118,7 @@ class PrefillStart(APIView):
                 mode=v.get("mode", ""),
                 text_field=v.get("text_field", ""),
                 overwrite=v["overwrite"],
+                adapter=v.get("adapter", ""),
             )
         except JobConflict as conflict:
             return Response(

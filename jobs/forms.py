@@ -5,6 +5,7 @@ from django.conf import settings
 
 from annotator.models import ItemSet, Round
 from jobs.parsers import backend_choices
+from jobs.training import METHODS, TrainParams
 from jobs.verification import verifier_setting_problem
 
 
@@ -41,6 +42,12 @@ class PrefillForm(TargetMixin, forms.Form):
         choices=[("", "from settings"), ("schema", "JSON schema"), ("free", "free decoding")],
         required=False,
         help_text="OpenAI-compatible servers only; free decoding measures legality",
+    )
+    adapter = forms.CharField(
+        required=False,
+        max_length=250,
+        help_text="transformers only: a LoRA adapter folder over the model (a train job's output); "
+        "empty: NSM_PARSER_ADAPTER when the model is the setting's",
     )
     text_field = forms.ChoiceField(choices=Round.TEXT_FIELDS, initial=Round.TEXT_GENERATED)
     overwrite = forms.BooleanField(
@@ -109,3 +116,53 @@ class ExportForm(forms.Form):
             self.fields["verify"].initial = False
             self.fields["verify"].disabled = True
             self.fields["model"].disabled = True
+
+
+_TRAIN = TrainParams.__dataclass_fields__
+
+
+class TrainForm(TargetMixin, forms.Form):
+    """A train job's parameters (jobs.training.TrainParams); the defaults are the dataclass's."""
+
+    target = forms.ChoiceField(help_text="a round's gold (and passes), or the resolved gold of an item set")
+    passes = forms.CharField(
+        max_length=300, initial="gold", help_text="comma-separated: gold, annotator:NAME (a round only)"
+    )
+    method = forms.ChoiceField(choices=[(m, m) for m in METHODS], initial="lora")
+    base_model = forms.CharField(
+        required=False, max_length=250, help_text="hub name or local folder; empty: NSM_PARSER_MODEL"
+    )
+    output_dir = forms.CharField(
+        required=False, max_length=250, help_text="empty: a folder of its own under NSM_MODEL_DIR"
+    )
+    rank = forms.IntegerField(min_value=1, initial=_TRAIN["rank"].default)
+    alpha = forms.IntegerField(min_value=1, initial=_TRAIN["alpha"].default)
+    dropout = forms.FloatField(min_value=0, max_value=0.99, initial=_TRAIN["dropout"].default)
+    target_modules = forms.CharField(
+        required=False, max_length=300, help_text="comma-separated; empty: the architecture's default"
+    )
+    epochs = forms.IntegerField(min_value=1, initial=_TRAIN["epochs"].default)
+    learning_rate = forms.FloatField(min_value=1e-7, max_value=0.5, initial=_TRAIN["learning_rate"].default)
+    batch_size = forms.IntegerField(min_value=1, initial=_TRAIN["batch_size"].default)
+    grad_accum = forms.IntegerField(
+        min_value=1, initial=_TRAIN["grad_accum"].default, label="Gradient accumulation"
+    )
+    max_length = forms.IntegerField(min_value=64, initial=_TRAIN["max_length"].default)
+    seed = forms.IntegerField(min_value=0, initial=_TRAIN["seed"].default)
+    gradient_checkpointing = forms.BooleanField(
+        required=False, help_text="less GPU memory for long prompts, about a third slower"
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["target"].choices = target_choices()
+        self.fields["base_model"].initial = settings.NSM_PARSER_MODEL
+
+    def params(self) -> dict:
+        data = dict(self.cleaned_data)
+        data.pop("target")
+        for name in ("passes", "base_model", "output_dir", "target_modules"):
+            data[name] = (data.get(name) or "").strip()
+        if not data["base_model"]:
+            data.pop("base_model")  # the setting
+        return data

@@ -112,6 +112,10 @@ class JobKind:
     kept: Callable[[Any], str] | None = None
     #: the fragment of the job's status block that only this kind has (summary, download...)
     status_template: str = ""
+    #: what ``total`` and ``done`` count, on the pages and the commands' progress line
+    unit: str = "items"
+    #: more context for ``status_template`` (a chart...), computed from the job by the views
+    status_context: Callable[[Any], dict[str, Any]] | None = None
 
 
 #: every registered kind, by name

@@ -95,6 +95,12 @@ class Job(models.Model):
         return kind.label if kind else self.kind
 
     @property
+    def unit(self) -> str:
+        """What total and done count: items, or a training job's steps."""
+        kind = KINDS.get(self.kind)
+        return kind.unit if kind else "items"
+
+    @property
     def description(self) -> str:
         """What the job does and with what, in one line for the pages (HTML-safe)."""
         try:

@@ -9,13 +9,15 @@ from django.conf import settings
 from nsmcore.parsers import BACKENDS, Parser, make_parser
 
 
-def parser_options(backend: str, model: str = "") -> dict[str, Any]:
-    """The backend's keyword arguments: the job's model (if any) over the settings."""
+def parser_options(backend: str, model: str = "", adapter: str = "") -> dict[str, Any]:
+    """The backend's keyword arguments: the job's model (if any) over the settings. The adapter
+    setting goes with the model setting: a job naming another model gets its own adapter or none."""
     if backend == "lexical":
         return {"cues": model or settings.NSM_LEXICAL_CUES}
     if backend == "transformers":
         return {
             "model": model or settings.NSM_PARSER_MODEL,
+            "adapter": adapter or ("" if model else settings.NSM_PARSER_ADAPTER),
             "device": settings.NSM_PARSER_DEVICE,
             "batch_size": settings.NSM_PARSER_BATCH_SIZE,
         }
@@ -34,9 +36,9 @@ def parser_options(backend: str, model: str = "") -> dict[str, Any]:
     return {}
 
 
-def parser_build(*, backend: str, model: str = "", mode: str = "") -> Parser:
+def parser_build(*, backend: str, model: str = "", mode: str = "", adapter: str = "") -> Parser:
     """Raises ParserUnavailable, with the reason, when the backend cannot work."""
-    options = parser_options(backend, model)
+    options = parser_options(backend, model, adapter)
     if backend == "openai" and mode:
         options["mode"] = mode
     return make_parser(backend, **options)

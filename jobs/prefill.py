@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
@@ -35,6 +36,9 @@ class PrefillParams(Params):
     model: str = ""
     mode: str = ""
     overwrite: bool = False
+    #: transformers only: a LoRA adapter folder over the model (empty: NSM_PARSER_ADAPTER when the
+    #: model is the setting's, else none)
+    adapter: str = ""
 
     def validate(self) -> None:
         if self.backend not in BACKENDS:
@@ -44,6 +48,8 @@ class PrefillParams(Params):
             self.bad("text_field", f"unknown text field {self.text_field!r}; fields: {fields}")
         if self.mode not in MODES:
             self.bad("mode", f"unknown mode {self.mode!r}; modes: schema, free (or empty: the setting)")
+        if self.adapter and self.backend != "transformers":
+            self.bad("adapter", f"an adapter is for the transformers backend, not {self.backend}")
 
 
 def job_prefill_start(
@@ -56,6 +62,7 @@ def job_prefill_start(
     mode: str = "",
     text_field: str = "",
     overwrite: bool = False,
+    adapter: str = "",
     enqueue: bool = True,
 ) -> Job:
     """Create a prefill job for an item set or a round and hand it to the worker (after commit).
@@ -71,12 +78,18 @@ def job_prefill_start(
         model=model,
         mode=mode,
         overwrite=overwrite,
+        adapter=adapter,
     )
+    if adapter and not (Path(adapter).expanduser() / "adapter_config.json").is_file():
+        raise JobError(
+            f"prefill job parameter 'adapter': no LoRA adapter at {adapter} (no adapter_config.json)"
+        )
     total = ItemSetMember.objects.filter(item_set=item_set).count()
     if not total:
         raise JobError(f"item set {item_set.name} has no items")
+    key = f"{params.backend}|{model}|{mode}" + (f"|{adapter}" if adapter else "")
     return job_create(
-        PREFILL, user=user, item_set=item_set, round_=round_, key=f"{params.backend}|{model}|{mode}",
+        PREFILL, user=user, item_set=item_set, round_=round_, key=key,
         params=params, total=total, enqueue=enqueue,
     )  # fmt: skip
 
@@ -84,7 +97,9 @@ def job_prefill_start(
 def run_prefill(job: Job, params: PrefillParams) -> bool:
     """Parse every item of the scope that has no prediction of this parser yet, batch by batch;
     False when cancelled."""
-    parser = parser_factory(backend=params.backend, model=params.model, mode=params.mode)
+    parser = parser_factory(
+        backend=params.backend, model=params.model, mode=params.mode, adapter=params.adapter
+    )
     Job.objects.filter(pk=job.pk).update(engine=parser.name, engine_version=parser.version)
     if job.round_id and job.round.mode == Round.Mode.PREFILLED and job.round.prefill_parser != parser.name:
         # the round's forms read this parser's predictions, item by item as they arrive
@@ -145,6 +160,8 @@ def describe_prefill(job: Job, params: PrefillParams) -> str:
         parser = format_html("{} version <code>{}</code>", parser, job.engine_version)
     elif params.model:
         parser = format_html("{} · model <code>{}</code>", parser, params.model)
+    if params.adapter and not job.engine:
+        parser = format_html("{} · adapter <code>{}</code>", parser, params.adapter)
     if params.mode:
         parser = format_html("{} · {} decoding", parser, params.mode)
     extra = " · overwrites earlier predictions" if params.overwrite else ""

@@ -5,6 +5,7 @@ from jobs import api, views
 urlpatterns = [
     path("jobs/", views.job_list, name="jobs"),
     path("jobs/verify/", views.job_verify, name="job_verify"),
+    path("jobs/train/", views.job_train, name="job_train"),
     path("jobs/<int:job_id>/", views.job_detail, name="job_detail"),
     path("jobs/<int:job_id>/status/", views.job_status, name="job_status"),
     path("jobs/<int:job_id>/cancel/", views.job_cancel_view, name="job_cancel"),

@@ -1,4 +1,4 @@
-"""Admin pages: start a prefill or a verification job, watch any job's progress, cancel or resume
+"""Admin pages: start a prefill, a verification or a training job, watch any job's progress, cancel or resume
 it; start an export and download its archive."""
 
 from __future__ import annotations
@@ -15,12 +15,13 @@ from django.views.decorators.http import require_POST
 from annotator.models import ItemSet, Round
 from annotator.roles import ADMIN, require_role
 from jobs.export import EXPORT, export_start
-from jobs.forms import ExportForm, PrefillForm, VerifyForm
-from jobs.kinds import JobError
+from jobs.forms import ExportForm, PrefillForm, TrainForm, VerifyForm
+from jobs.kinds import KINDS, JobError
 from jobs.models import Export, Job
 from jobs.prefill import PREFILL, job_prefill_start
 from jobs.selectors import jobs_recent, legality_report
 from jobs.services import JobConflict, job_cancel, job_resume
+from jobs.training import job_train_start
 from jobs.verification import job_verify_start
 
 
@@ -36,13 +37,14 @@ def job_list(request: HttpRequest) -> HttpResponse:
             backend=data["backend"],
             model=data["model"].strip(),
             mode=data["mode"],
+            adapter=data["adapter"].strip(),
             text_field=data["text_field"],
             overwrite=data["overwrite"],
         ),
     )
     if isinstance(started, HttpResponse):
         return started
-    context = {"form": form, "verify_form": VerifyForm(), "jobs": jobs_recent()}
+    context = {"form": form, "verify_form": VerifyForm(), "train_form": TrainForm(), "jobs": jobs_recent()}
     return render(request, "jobs/list.html", context, status=started)
 
 
@@ -64,7 +66,24 @@ def job_verify(request: HttpRequest) -> HttpResponse:
     )
     if isinstance(started, HttpResponse):
         return started
-    context = {"form": PrefillForm(), "verify_form": form, "jobs": jobs_recent()}
+    context = {"form": PrefillForm(), "verify_form": form, "train_form": TrainForm(), "jobs": jobs_recent()}
+    return render(request, "jobs/list.html", context, status=started)
+
+
+@require_POST
+@require_role(ADMIN)
+def job_train(request: HttpRequest) -> HttpResponse:
+    """Start a train job; held-out items, a missing base model folder or bad settings are refused
+    here (400, named), before any job exists."""
+    form = TrainForm(request.POST)
+    started = _submit(
+        request,
+        form,
+        lambda data: job_train_start(user=request.user, **_scope(data["target"]), **form.params()),
+    )
+    if isinstance(started, HttpResponse):
+        return started
+    context = {"form": PrefillForm(), "verify_form": VerifyForm(), "train_form": form, "jobs": jobs_recent()}
     return render(request, "jobs/list.html", context, status=started)
 
 
@@ -101,7 +120,9 @@ def _status_context(job: Job) -> dict:
     except JobError as error:
         params, params_error = None, str(error)
     report = None if job.is_active or job.kind != PREFILL else legality_report(job)
-    return {"job": job, "params": params, "params_error": params_error, "report": report}
+    kind = KINDS.get(job.kind)
+    extra = kind.status_context(job) if kind and kind.status_context and params is not None else {}
+    return {"job": job, "params": params, "params_error": params_error, "report": report, **extra}
 
 
 @require_role(ADMIN)

@@ -181,6 +181,9 @@ NSM_JOB_BATCH_SIZE = env_int("NSM_JOB_BATCH_SIZE", 32)
 NSM_PARSER_BACKEND = env_choice("NSM_PARSER_BACKEND", "lexical", PARSER_BACKENDS)
 NSM_LEXICAL_CUES = env_str("NSM_LEXICAL_CUES", "1")
 NSM_PARSER_MODEL = env_model("NSM_PARSER_MODEL", "")
+# A LoRA adapter folder (nsmcore.lora, `manage.py train_parser`) loaded over NSM_PARSER_MODEL when
+# a job uses that model; empty: the base model alone (docs/training.md).
+NSM_PARSER_ADAPTER = env_model("NSM_PARSER_ADAPTER", "")
 NSM_PARSER_DEVICE = env_str("NSM_PARSER_DEVICE", "auto")
 NSM_PARSER_BATCH_SIZE = env_int("NSM_PARSER_BATCH_SIZE", 8)
 NSM_OPENAI_BASE_URL = env_str("NSM_OPENAI_BASE_URL", "")
@@ -212,6 +215,9 @@ NSM_EXPORT_DIR = BASE_DIR / env_str("NSM_EXPORT_DIR", str(VAR_DIR / "exports")) 
 # Uploads wait here between the import preview and its confirmation (annotator/import_staging.py);
 # with several web servers it must be a folder they share.
 NSM_IMPORT_STAGING_DIR = BASE_DIR / env_str("NSM_IMPORT_STAGING_DIR", str(VAR_DIR / "import-staging"))
+# Trained parsers: a train job without an output folder writes its adapter under here (one folder
+# per job). Relative: to the checkout.
+NSM_MODEL_DIR = BASE_DIR / env_str("NSM_MODEL_DIR", str(VAR_DIR / "models"))
 NSM_EXPORT_BATCH_SIZE = env_int("NSM_EXPORT_BATCH_SIZE", 2000)
 NSM_EXPORT_CITATION = env_str(
     "NSM_EXPORT_CITATION",

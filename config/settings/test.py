@@ -31,6 +31,7 @@ else:
     name = DATABASES["default"]["NAME"]  # noqa: F405
     DATABASES["default"]["TEST"] = {"NAME": f"test_{name}_{NSM_TEST_RUN.replace('-', '_')}"}  # noqa: F405
 NSM_EXPORT_DIR = NSM_TEST_RUN_DIR / "exports"
+NSM_MODEL_DIR = NSM_TEST_RUN_DIR / "models"
 NSM_IMPORT_STAGING_DIR = NSM_TEST_RUN_DIR / "import-staging"
 # Their own cache folder, which each test empties (tests/conftest.py); a worker started by a test
 # is pointed at it.

@@ -165,11 +165,11 @@ def test_a_job_with_bad_stored_params_still_shows_on_the_pages(client, admin_use
 
 
 def test_a_job_of_a_kind_nobody_registered_fails_with_the_kind_named(db):
-    job = Job.objects.create(kind="train", scope_key="all|x", params={})
+    job = Job.objects.create(kind="distil", scope_key="all|x", params={})
     job_run(job.pk)
     job.refresh_from_db()
     assert job.status == "failed"
-    assert job.error.startswith("unknown job kind 'train'; kinds: export, prefill, verify")
+    assert job.error.startswith("unknown job kind 'distil'; kinds: export, prefill, train, verify")
 
 
 def test_params_are_checked_when_built_with_the_field_named(count_kind):

@@ -25,6 +25,9 @@ class Command(BaseCommand):
         parser.add_argument("--model", default="", help="model name or local path (default: from settings)")
         parser.add_argument("--mode", choices=["schema", "free"], default="", help="openai backend only")
         parser.add_argument(
+            "--adapter", default="", help="transformers only: a LoRA adapter folder over the model"
+        )
+        parser.add_argument(
             "--text-field", choices=["text", "masked_text"], default="", help="item sets only"
         )
         parser.add_argument(
@@ -42,6 +45,7 @@ class Command(BaseCommand):
                 mode=options["mode"],
                 text_field=options["text_field"],
                 overwrite=options["overwrite"],
+                adapter=options["adapter"],
                 enqueue=options["background"],
             )
         except JobError as error:  # bad input: exit 2, with the reason

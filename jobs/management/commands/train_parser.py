@@ -1,0 +1,98 @@
+"""Fine-tune the parser: `manage.py train_parser --round NAME --base MODEL --out FOLDER`.
+
+The same job as the Train form on the Jobs page (jobs.training), run here with its progress
+(steps and loss) on the terminal, or queued for the worker with --background. Cancelled or
+failed, it resumes from its last checkpoint with --resume JOB_ID. Held-out (eval tier) items, a
+missing base model folder or a bad setting: exit 2 with the reason (docs/training.md)."""
+
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+from django.db import IntegrityError, transaction
+
+from jobs.kinds import JobError
+from jobs.management.commands._progress import run_with_progress, scope_from_options
+from jobs.models import Job
+from jobs.services import job_resume
+from jobs.training import METHODS, TRAIN, TrainParams, job_train_start
+
+FIELDS = TrainParams.__dataclass_fields__
+
+
+class Command(BaseCommand):
+    help = "Train a LoRA adapter for the transformers parser on a round's or an item set's gold."
+
+    def add_arguments(self, parser):
+        target = parser.add_mutually_exclusive_group()
+        target.add_argument("--round", help="round name")
+        target.add_argument("--item-set", help="item set name (its resolved gold, from any round)")
+        target.add_argument("--resume", type=int, metavar="JOB_ID", help="go on with a stopped train job")
+        parser.add_argument("--passes", default="gold", help="comma-separated: gold, annotator:<username>")
+        parser.add_argument("--method", choices=list(METHODS), default="lora")
+        parser.add_argument(
+            "--base", default="", help="base model: hub name or local folder (NSM_PARSER_MODEL)"
+        )
+        parser.add_argument("--out", default="", help="adapter folder (default: NSM_MODEL_DIR/job-<id>)")
+        for name in ("rank", "alpha", "epochs", "batch_size", "grad_accum", "max_length", "seed",
+                     "checkpoint_every"):  # fmt: skip
+            parser.add_argument("--" + name.replace("_", "-"), type=int, default=FIELDS[name].default)
+        parser.add_argument("--dropout", type=float, default=FIELDS["dropout"].default)
+        parser.add_argument("--learning-rate", "--lr", type=float, default=FIELDS["learning_rate"].default)
+        parser.add_argument("--target-modules", default="", help="comma-separated; empty: the architecture's")
+        parser.add_argument("--gradient-checkpointing", action="store_true")
+        parser.add_argument("--background", action="store_true", help="queue for the worker and return")
+
+    def handle(self, *args, **options):
+        try:
+            if options["resume"]:
+                job = Job.objects.filter(pk=options["resume"], kind=TRAIN).first()
+                if job is None:
+                    raise JobError(f"no train job #{options['resume']}")
+                job = job_resume(job=job) if options["background"] else _requeue_here(job)
+            else:
+                if not (options["round"] or options["item_set"]):
+                    raise JobError("choose --round, --item-set or --resume JOB_ID")
+                values = {
+                    name: options[name] for name in FIELDS if name in options and name not in ("method",)
+                }
+                values |= {
+                    "method": options["method"],
+                    "passes": options["passes"],
+                    "output_dir": options["out"],
+                }
+                if options["base"]:
+                    values["base_model"] = options["base"]
+                job = job_train_start(
+                    user=None, **scope_from_options(options), enqueue=options["background"], **values
+                )
+        except JobError as error:  # bad input: exit 2, with the reason
+            raise CommandError(str(error), returncode=2) from None
+        if options["background"]:
+            self.stdout.write(f"job #{job.pk} queued: {job.total} steps; watch it at /jobs/{job.pk}/")
+            return
+        job = run_with_progress(self, job)
+        summary = job.summary or {}
+        line = f"job #{job.pk} {job.status}: {job.done}/{job.total} steps"
+        if summary.get("loss") is not None:
+            line += f", loss {summary.get('first_loss', summary['loss'])} -> {summary['loss']}"
+        line += f"; adapter in {summary.get('adapter', '-')}"
+        if job.status != Job.Status.DONE:
+            raise CommandError(f"{line}: {job.error}" if job.error else line)
+        self.stdout.write(line)
+
+
+def _requeue_here(job: Job) -> Job:
+    """A stopped job back to queued without sending it to the worker: this process runs it."""
+    if not job.can_resume:
+        raise JobError(
+            f"job #{job.pk} is {job.status}; only a failed, cancelled or stalled job can be resumed"
+        )
+    try:
+        with transaction.atomic():
+            Job.objects.filter(pk=job.pk).update(
+                status=Job.Status.QUEUED, cancel_requested=False, error="", finished_at=None
+            )
+    except IntegrityError:
+        raise JobError(f"another job is already active on {job.subject} with these settings") from None
+    job.refresh_from_db()
+    return job

@@ -1,0 +1,271 @@
+"""Train jobs: fine-tune a parser on a round's (or an item set's) gold, and chosen annotator
+passes, in the background, with progress in steps, the loss curve, cancel and resume.
+
+The data is read by adjudication.training (held-out items refused, named) and frozen on the
+job's first run in its output folder (``data/train.prompt.jsonl`` and its manifest), so a resumed
+job trains on exactly what it started with, from its last checkpoint. The method is a registry
+(``METHODS``): "lora" (nsmcore.lora) is the one built here; another (a classifier) registers a
+runner of the same shape. The result is an adapter folder the prefill job takes as ``adapter``
+over its base model (docs/training.md)."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.utils.html import format_html
+
+from adjudication.gold import gold_sync
+from adjudication.training import TrainingSource, parse_passes, training_data
+from annotator.models import ItemSet, Round
+from jobs.kinds import JobError, JobKind, Params, job_kind_register
+from jobs.models import Job
+from jobs.services import job_create, job_stopped
+from nsmcore import charts
+from nsmcore.lora import LoraError, LoraSettings, last_checkpoint, train_lora
+from nsmcore.schema import SLOTS
+from nsmcore.training_data import (
+    TrainingDataError,
+    manifest_path,
+    prompt_rows,
+    read_prompt_rows,
+    write_training,
+)
+
+TRAIN = "train"
+DATA_FILE = Path("data") / "train.prompt.jsonl"
+#: the loss curve keeps at most this many points (means of consecutive steps beyond it)
+CURVE_POINTS = 200
+
+
+@dataclass(frozen=True)
+class TrainParams(Params):
+    base_model: str
+    method: str = "lora"
+    #: comma-separated pass keys: gold, annotator:<username>
+    passes: str = "gold"
+    #: empty: NSM_MODEL_DIR/job-<id>
+    output_dir: str = ""
+    rank: int = 16
+    alpha: int = 32
+    dropout: float = 0.05
+    #: comma-separated module names; empty: the architecture's default
+    target_modules: str = ""
+    epochs: int = 3
+    learning_rate: float = 2e-4
+    batch_size: int = 4
+    grad_accum: int = 1
+    max_length: int = 1024
+    seed: int = 0
+    checkpoint_every: int = 50
+    gradient_checkpointing: bool = False
+
+    def validate(self) -> None:
+        if self.method not in METHODS:
+            self.bad("method", f"unknown method {self.method!r}; methods: {', '.join(METHODS)}")
+        if not self.base_model.strip():
+            self.bad(
+                "base_model", "empty; give the base model's name or local folder (e.g. NSM_PARSER_MODEL)"
+            )
+        try:
+            parse_passes(self.passes)
+            self.lora_settings()
+        except (TrainingDataError, LoraError) as error:
+            raise JobError(f"{self.kind} job parameter: {error}") from None
+
+    def lora_settings(self) -> LoraSettings:
+        modules = tuple(m.strip() for m in self.target_modules.split(",") if m.strip())
+        return LoraSettings(
+            rank=self.rank, alpha=self.alpha, dropout=self.dropout, target_modules=modules,
+            epochs=self.epochs,
+            learning_rate=self.learning_rate, batch_size=self.batch_size, grad_accum=self.grad_accum,
+            max_length=self.max_length, seed=self.seed, checkpoint_every=self.checkpoint_every,
+            device=settings.NSM_PARSER_DEVICE, gradient_checkpointing=self.gradient_checkpointing,
+        )  # fmt: skip
+
+
+def output_folder(job: Job, params: TrainParams) -> Path:
+    return (
+        Path(params.output_dir).expanduser()
+        if params.output_dir
+        else Path(settings.NSM_MODEL_DIR) / f"job-{job.pk}"
+    )
+
+
+def source_for(*, round_: Round | None, item_set: ItemSet | None, passes: str) -> TrainingSource:
+    """The training data, after opening the gold records whose annotations are all in (this is a
+    writer: a job or a command, never a page's GET)."""
+    for r in [round_] if round_ is not None else Round.objects.filter(item_set=item_set):
+        gold_sync(r)
+    return training_data(round_=round_, item_set=item_set, passes=passes)
+
+
+def curve(losses: list[tuple[int, float]] | list[list[float]]) -> list[list[float]]:
+    """At most CURVE_POINTS (step, loss) points: the mean of consecutive steps beyond that."""
+    if len(losses) <= CURVE_POINTS:
+        return [[int(s), float(x)] for s, x in losses]
+    size = math.ceil(len(losses) / CURVE_POINTS)
+    out = []
+    for start in range(0, len(losses), size):
+        chunk = losses[start : start + size]
+        out.append([int(chunk[-1][0]), round(sum(float(x) for _, x in chunk) / len(chunk), 6)])
+    return out
+
+
+# The methods: each trains on the job's data into its output folder and returns False when it
+# stopped on a cancel. A new method (the classifier) adds its runner here.
+Runner = Callable[[Job, TrainParams, list[dict[str, Any]], dict[str, Any], Path], bool]
+
+
+def run_lora(
+    job: Job, params: TrainParams, rows: list[dict[str, Any]], manifest: dict[str, Any], out: Path
+) -> bool:
+    last = [0.0]
+    base_summary = {"method": "lora", "adapter": str(out), "data": _data_summary(manifest)}
+
+    def progress(step: int, total: int, losses: list[tuple[int, float]]) -> None:
+        now = time.monotonic()
+        if step < total and now - last[0] < 1.0:
+            return
+        last[0] = now
+        summary = {**base_summary, "step": step, "loss": losses[-1][1], "curve": curve(losses)}
+        Job.objects.filter(pk=job.pk).update(done=step, total=total, summary=summary)
+
+    result = train_lora(
+        params.base_model, rows, params.lora_settings(), out, progress=progress,
+        should_stop=lambda: job_stopped(job.pk), resume=True, data=manifest,
+    )  # fmt: skip
+    summary = {
+        **base_summary, "step": result.step, "loss": result.losses[-1][1] if result.losses else None,
+        "curve": curve(result.losses),
+    }  # fmt: skip
+    if result.card is not None:
+        card = result.card
+        summary |= {"card": str(out / "card.json"), "first_loss": card["first_loss"],
+                    "seconds": card["seconds"],
+                    "device": card["device"], "target_modules": card["target_modules"]}  # fmt: skip
+        Job.objects.filter(pk=job.pk).update(
+            done=result.step, total=result.total_steps, summary=summary,
+            engine_version=f"{card['base_revision']}+a{card['adapter_digest']}",
+        )  # fmt: skip
+    else:
+        Job.objects.filter(pk=job.pk).update(done=result.step, total=result.total_steps, summary=summary)
+    return not result.stopped
+
+
+METHODS: dict[str, Runner] = {"lora": run_lora}
+
+
+def _data_summary(manifest: dict[str, Any]) -> dict[str, Any]:
+    keys = ("items", "records", "lines", "sources", "data_sha256", "rule_set_version", "scope")
+    return {k: manifest.get(k) for k in keys}
+
+
+def run_train(job: Job, params: TrainParams) -> bool:
+    """Freeze the data in the output folder on the first run (a resume reads it back), then train
+    with the job's method; False when cancelled."""
+    out = output_folder(job, params)
+    data_file = out / DATA_FILE
+    if data_file.is_file() and manifest_path(data_file).is_file():
+        manifest = json.loads(manifest_path(data_file).read_text())
+        if manifest.get("job") != job.pk:
+            raise JobError(
+                f"the output folder {out} holds the training data of job #{manifest.get('job')}; "
+                "choose another output folder"
+            )
+        rows = read_prompt_rows(data_file)
+    else:
+        scope = (
+            {"round_": job.round, "item_set": None}
+            if job.round_id
+            else {"round_": None, "item_set": job.item_set}
+        )
+        source = source_for(**scope, passes=params.passes)
+        manifest = write_training(source.records, data_file, "prompt", meta={**source.meta, "job": job.pk})
+        rows = prompt_rows(source.records)
+    Job.objects.filter(pk=job.pk).update(engine=params.base_model[:300])
+    return METHODS[params.method](job, params, rows, manifest, out)
+
+
+def job_train_start(
+    *, user, item_set: ItemSet | None = None, round_: Round | None = None, enqueue: bool = True, **values: Any
+) -> Job:
+    """Check the parameters and the data (held-out items refused, named) and create the job.
+    ``values`` are TrainParams fields; ``base_model`` defaults to NSM_PARSER_MODEL."""
+    if (item_set is None) == (round_ is None):
+        raise JobError("choose an item set or a round, not both")
+    values.setdefault("base_model", settings.NSM_PARSER_MODEL)
+    values = {k: v for k, v in values.items() if v is not None}
+    params = TrainParams.from_json(values)
+    if params.output_dir:
+        out = Path(params.output_dir).expanduser()
+        if out.exists() and not out.is_dir():
+            raise JobError(f"train job parameter 'output_dir': {out} is a file, not a folder")
+    base = params.base_model
+    if base.startswith(("/", "./", "../", "~")) and not Path(base).expanduser().is_dir():
+        raise JobError(f"train job parameter 'base_model': no model folder at {base}")
+    try:
+        source = source_for(round_=round_, item_set=item_set, passes=params.passes)
+    except TrainingDataError as error:
+        raise JobError(str(error)) from None
+    examples = len(source.records) * len(SLOTS)
+    total = params.epochs * math.ceil(examples / (params.batch_size * params.grad_accum))
+    return job_create(
+        TRAIN, user=user, item_set=item_set if round_ is None else round_.item_set, round_=round_,
+        key=f"{params.method}|{params.base_model}|{params.passes}|{params.output_dir}", params=params,
+        total=total, enqueue=enqueue,
+    )  # fmt: skip
+
+
+def describe_train(job: Job, params: TrainParams) -> str:
+    settings_line = format_html(
+        "rank {}, alpha {}, {} epochs, learning rate {}, batch {}", params.rank, params.alpha, params.epochs,
+        params.learning_rate, params.batch_size * params.grad_accum,
+    )  # fmt: skip
+    return format_html(
+        "{} on <code>{}</code> · passes {} · {} · adapter in <code>{}</code>",
+        "LoRA" if params.method == "lora" else params.method, params.base_model, params.passes,
+        settings_line, output_folder(job, params),
+    )  # fmt: skip
+
+
+def kept_train(job: Job) -> str:
+    try:
+        params = job.typed_params
+    except JobError:
+        return ""
+    checkpoint = last_checkpoint(output_folder(job, params))
+    if checkpoint is None:
+        return ""
+    return f"the checkpoint at step {int(checkpoint.name.split('-')[1])} is kept; resume to go on from it"
+
+
+def train_status_context(job: Job) -> dict[str, Any]:
+    points = [(float(s), float(x)) for s, x in (job.summary or {}).get("curve", [])]
+    if not points:
+        return {"loss_chart": None}
+    # the axis spans the losses (a loss falls by a few percent; from zero the curve looks flat)
+    lo, hi = min(y for _, y in points), max(y for _, y in points)
+    return {"loss_chart": charts.line_chart(points, y_min=max(0.0, lo - 0.1 * (hi - lo or 1.0)))}
+
+
+job_kind_register(
+    JobKind(
+        name=TRAIN,
+        label="parser training",
+        params=TrainParams,
+        run=run_train,
+        describe=describe_train,
+        expected=(LoraError, TrainingDataError),
+        kept=kept_train,
+        status_template="jobs/_status_train.html",
+        unit="steps",
+        status_context=train_status_context,
+    )
+)
