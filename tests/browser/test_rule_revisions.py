@@ -1,4 +1,5 @@
-"""An adjudicator revises the rule set in the browser: a swap of guilt and shame fails the
+"""An adjudicator reads a round's Evaluation page (the confusion heatmap, gold compared with the
+parser's pass), goes from there to revise the rule set: a swap of guilt and shame fails the
 regression suite and cannot be activated; moving no-emotion first passes, shows the gold items
 whose label changes, is activated by two adjudicators' votes, and is rolled back from the history."""
 
@@ -6,6 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from adjudication.models import GoldConstrual
+from annotator.models import ParserPrediction
 from tests.explications import PRED
 from tests.rules.data import NEUTRAL_SURPRISE, gold_items
 
@@ -45,9 +47,21 @@ def dave_approves(browser, live_server, version: str) -> None:
 def test_an_adjudicator_proposes_sees_the_suite_and_gold_changes_activates_and_rolls_back(
     browser, page, live_server, login, items, adjudicator, other_adjudicator, admin_user
 ):
-    gold_items(items, [NEUTRAL_SURPRISE, PRED, NEUTRAL_SURPRISE, PRED])
+    round_ = gold_items(items, [NEUTRAL_SURPRISE, PRED, NEUTRAL_SURPRISE, PRED])
+    for item in items:
+        ParserPrediction.objects.create(item=item, parser="lex", explication=PRED, legal=True)
     login("carol", "carol-pw")
-    page.click("nav >> text=Rule set")
+
+    # the Evaluation page: gold's confusion heatmap, then gold beside the parser's pass
+    page.goto(f"{live_server.url}/adjudicate/rounds/{round_.pk}/evaluation/?pass=gold")
+    expect(page.locator("#pass-1 svg.confusion-heatmap")).to_be_visible()
+    page.select_option("#evaluation-form select[name=compare]", "parser:lex")
+    page.fill("#evaluation-form input[name=orders]", "20")
+    page.click("#evaluation-form button[type=submit]")
+    expect(page.locator("#compare-table")).to_be_visible()
+    expect(page.locator("#pass-2")).to_have_attribute("data-pass", "parser:lex")
+    expect(page.locator("svg.confusion-heatmap")).to_have_count(2)
+    page.click("#evaluation-propose")
     expect(page.locator("h1")).to_have_text("Rule set v1")
 
     # guilt before shame: the canonical self-checks fail, and the page says why it cannot be activated
