@@ -5,7 +5,7 @@ from django.conf import settings
 
 from annotator.models import ItemSet, Round
 from jobs.parsers import backend_choices
-from jobs.training import METHODS, TrainParams
+from jobs.training import LORA_FIELDS, METHODS, TrainParams
 from jobs.verification import verifier_setting_problem
 
 
@@ -122,15 +122,21 @@ _TRAIN = TrainParams.__dataclass_fields__
 
 
 class TrainForm(TargetMixin, forms.Form):
-    """A train job's parameters (jobs.training.TrainParams); the defaults are the dataclass's."""
+    """A train job's parameters (jobs.training.TrainParams); the defaults are the dataclass's. The
+    base model is required for lora and ignored for the classifier."""
 
     target = forms.ChoiceField(help_text="a round's gold (and passes), or the resolved gold of an item set")
     passes = forms.CharField(
         max_length=300, initial="gold", help_text="comma-separated: gold, annotator:NAME (a round only)"
     )
-    method = forms.ChoiceField(choices=[(m, m) for m in METHODS], initial="lora")
+    method = forms.ChoiceField(
+        choices=[(m, m) for m in METHODS],
+        initial="lora",
+        help_text="lora: an adapter over a causal LM (a GPU for a real model); classifier: scikit-learn, "
+        "seconds on a CPU, no base model, the LoRA settings ignored",
+    )
     base_model = forms.CharField(
-        required=False, max_length=250, help_text="hub name or local folder; empty: NSM_PARSER_MODEL"
+        required=False, max_length=250, help_text="lora only: hub name or local folder (NSM_PARSER_MODEL)"
     )
     output_dir = forms.CharField(
         required=False, max_length=250, help_text="empty: a folder of its own under NSM_MODEL_DIR"
@@ -157,12 +163,22 @@ class TrainForm(TargetMixin, forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["target"].choices = target_choices()
         self.fields["base_model"].initial = settings.NSM_PARSER_MODEL
+        for name in LORA_FIELDS:  # empty: the dataclass's default
+            if name in self.fields:
+                self.fields[name].required = False
+
+    def clean(self):
+        data = super().clean()
+        if data.get("method") == "lora" and not (data.get("base_model") or "").strip():
+            self.add_error("base_model", "required for the lora method: a hub name or local folder")
+        return data
 
     def params(self) -> dict:
         data = dict(self.cleaned_data)
         data.pop("target")
         for name in ("passes", "base_model", "output_dir", "target_modules"):
             data[name] = (data.get(name) or "").strip()
-        if not data["base_model"]:
-            data.pop("base_model")  # the setting
+        if data["method"] != "lora":
+            for name in ("base_model", *LORA_FIELDS):
+                data.pop(name, None)  # not used: the job keeps the defaults
         return data

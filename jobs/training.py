@@ -1,15 +1,22 @@
-"""Train jobs: fine-tune a parser on a round's (or an item set's) gold, and chosen annotator
-passes, in the background, with progress in steps, the loss curve, cancel and resume.
+"""Train jobs: train a parser on a round's (or an item set's) gold, and chosen annotator passes,
+in the background, with progress in steps, cancel and resume.
 
 The data is read by adjudication.training (held-out items refused, named) and frozen on the
-job's first run in its output folder (``data/train.prompt.jsonl`` and its manifest), so a resumed
-job trains on exactly what it started with, from its last checkpoint. The method is a registry
-(``METHODS``): "lora" (nsmcore.lora) is the one built here; another (a classifier) registers a
-runner of the same shape. The result is an adapter folder the prefill job takes as ``adapter``
-over its base model (docs/training.md)."""
+job's first run in its output folder with its manifest, in the form the method reads back, so a
+resumed job trains on exactly what it started with. The method is a registry (``METHODS``):
+
+- "lora" (nsmcore.lora): the decoder's prompts (``data/train.prompt.jsonl``), the loss curve,
+  checkpoints; the result is an adapter folder the prefill job takes as ``adapter`` over its base
+  model.
+- "classifier" (nsmcore.parsers.classifier): the (text, slots) pairs (``data/train.pairs.jsonl``),
+  one step of a few seconds on a CPU; the result is a model folder the prefill job takes as
+  ``model`` with backend ``classifier``. It needs no base model and ignores the LoRA settings.
+
+See docs/training.md."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import time
@@ -29,24 +36,37 @@ from jobs.models import Job
 from jobs.services import job_create, job_stopped
 from nsmcore import charts
 from nsmcore.lora import LoraError, LoraSettings, last_checkpoint, train_lora
+from nsmcore.parsers.base import ParserUnavailable
+from nsmcore.parsers.classifier import CARD_FILE, ClassifierError, ClassifierParser, train_classifier
 from nsmcore.schema import SLOTS
 from nsmcore.training_data import (
     TrainingDataError,
+    TrainingRecord,
+    data_hash,
+    jsonl_bytes,
     manifest_path,
     prompt_rows,
     read_prompt_rows,
+    training_manifest,
+    write_atomic,
     write_training,
 )
 
 TRAIN = "train"
 DATA_FILE = Path("data") / "train.prompt.jsonl"
+PAIRS_FILE = Path("data") / "train.pairs.jsonl"
+#: the settings only the lora method reads (the classifier ignores them; the form and the command
+#: leave them at their defaults for it)
+LORA_FIELDS = ("rank", "alpha", "dropout", "target_modules", "epochs", "learning_rate", "batch_size",
+               "grad_accum", "max_length", "checkpoint_every", "gradient_checkpointing")  # fmt: skip
 #: the loss curve keeps at most this many points (means of consecutive steps beyond it)
 CURVE_POINTS = 200
 
 
 @dataclass(frozen=True)
 class TrainParams(Params):
-    base_model: str
+    #: lora only: the model the adapter goes over (the classifier has none)
+    base_model: str = ""
     method: str = "lora"
     #: comma-separated pass keys: gold, annotator:<username>
     passes: str = "gold"
@@ -69,13 +89,15 @@ class TrainParams(Params):
     def validate(self) -> None:
         if self.method not in METHODS:
             self.bad("method", f"unknown method {self.method!r}; methods: {', '.join(METHODS)}")
-        if not self.base_model.strip():
+        if self.method == "lora" and not self.base_model.strip():
             self.bad(
-                "base_model", "empty; give the base model's name or local folder (e.g. NSM_PARSER_MODEL)"
+                "base_model",
+                "empty; the lora method needs the base model's name or local folder (e.g. NSM_PARSER_MODEL)",
             )
         try:
             parse_passes(self.passes)
-            self.lora_settings()
+            if self.method == "lora":
+                self.lora_settings()
         except (TrainingDataError, LoraError) as error:
             raise JobError(f"{self.kind} job parameter: {error}") from None
 
@@ -119,13 +141,14 @@ def curve(losses: list[tuple[int, float]] | list[list[float]]) -> list[list[floa
 
 
 # The methods: each trains on the job's data into its output folder and returns False when it
-# stopped on a cancel. A new method (the classifier) adds its runner here.
+# stopped on a cancel.
 Runner = Callable[[Job, TrainParams, list[dict[str, Any]], dict[str, Any], Path], bool]
 
 
 def run_lora(
     job: Job, params: TrainParams, rows: list[dict[str, Any]], manifest: dict[str, Any], out: Path
 ) -> bool:
+    Job.objects.filter(pk=job.pk).update(engine=params.base_model[:300])
     last = [0.0]
     base_summary = {"method": "lora", "adapter": str(out), "data": _data_summary(manifest)}
 
@@ -159,7 +182,117 @@ def run_lora(
     return not result.stopped
 
 
-METHODS: dict[str, Runner] = {"lora": run_lora}
+def run_classifier(
+    job: Job, params: TrainParams, rows: list[dict[str, Any]], manifest: dict[str, Any], out: Path
+) -> bool:
+    """One step of a few seconds: fit, save with the data's manifest in the card, read the folder
+    back as a prefill job will, and record the parser's name and version as the job's engine."""
+    Job.objects.filter(pk=job.pk).update(engine=f"classifier:{out}"[:300], done=0, total=1)
+    if job_stopped(job.pk):
+        return False
+    started = time.monotonic()
+    model = train_classifier([(row["text"], row["slots"]) for row in rows], seed=params.seed)
+    model.save(out, meta={"job": job.pk, "method": "classifier", "data": manifest})
+    seconds = round(time.monotonic() - started, 3)
+    try:
+        parser = ClassifierParser(str(out))
+    except ParserUnavailable as error:
+        raise JobError(str(error)) from None
+    summary = {
+        "method": "classifier", "model": str(out), "card": str(out / CARD_FILE), "step": 1,
+        "data": _data_summary(manifest), "data_hash": model.data_hash, "examples": model.examples,
+        "features": model.card["sizes"]["features"], "value_counts": model.value_counts, "seconds": seconds,
+    }  # fmt: skip
+    Job.objects.filter(pk=job.pk).update(
+        done=1, total=1, summary=summary, engine=parser.name[:300], engine_version=parser.version[:100]
+    )
+    return True
+
+
+def pair_rows(records: list[TrainingRecord]) -> list[dict[str, Any]]:
+    """One line per record: its text and its twelve slots (what the classifier reads)."""
+    return [
+        {"id": r.id, "source": r.source, "construal": r.construal, "text": r.text, "slots": r.slots}
+        for r in records
+    ]
+
+
+def write_pairs(records: list[TrainingRecord], path: Path, *, meta: dict[str, Any]) -> dict[str, Any]:
+    """The pairs as JSONL with a manifest beside it (as nsmcore.training_data writes the other
+    formats: each file atomically, the manifest last). Returns the manifest."""
+    rows = pair_rows(records)
+    data = jsonl_bytes(rows)
+    manifest = training_manifest(records, fmt="pairs", lines=len(rows), meta=meta)
+    manifest["file_sha256"] = hashlib.sha256(data).hexdigest()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, data)
+    write_atomic(manifest_path(path), json.dumps(manifest, indent=2, ensure_ascii=False).encode() + b"\n")
+    return manifest
+
+
+def read_pairs(path: Path, manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    """The frozen pairs, checked against their manifest's data hash; TrainingDataError naming the
+    line that is not a pair, or the file when it changed since the job froze it."""
+    rows, records = [], []
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise TrainingDataError(f"{path} line {number}: not JSON ({error})") from None
+            if not (
+                isinstance(row, dict)
+                and isinstance(row.get("text"), str)
+                and isinstance(row.get("slots"), dict)
+            ):
+                raise TrainingDataError(f"{path} line {number}: a pairs line has a text and its slots")
+            rows.append(row)
+            records.append(
+                TrainingRecord(
+                    id=str(row.get("id", "")),
+                    text=row["text"],
+                    slots=row["slots"],
+                    source=str(row.get("source", "gold")),
+                    construal=int(row.get("construal", 1)),
+                )
+            )
+    if data_hash(records) != manifest.get("data_sha256"):
+        raise TrainingDataError(
+            f"{path} does not match the data hash in its manifest (changed since the job froze it); "
+            "start a new job"
+        )
+    return rows
+
+
+@dataclass(frozen=True)
+class Method:
+    """A training method: how it freezes the job's records, reads them back on a resume, and trains."""
+
+    run: Runner
+    data_file: Path
+    freeze: Callable[[list[TrainingRecord], Path, dict[str, Any]], dict[str, Any]]
+    rows: Callable[[list[TrainingRecord]], list[dict[str, Any]]]
+    read: Callable[[Path, dict[str, Any]], list[dict[str, Any]]]
+
+
+METHODS: dict[str, Method] = {
+    "lora": Method(
+        run=run_lora,
+        data_file=DATA_FILE,
+        freeze=lambda records, path, meta: write_training(records, path, "prompt", meta=meta),
+        rows=prompt_rows,
+        read=lambda path, manifest: read_prompt_rows(path),
+    ),
+    "classifier": Method(
+        run=run_classifier,
+        data_file=PAIRS_FILE,
+        freeze=lambda records, path, meta: write_pairs(records, path, meta=meta),
+        rows=pair_rows,
+        read=read_pairs,
+    ),
+}
 
 
 def _data_summary(manifest: dict[str, Any]) -> dict[str, Any]:
@@ -171,15 +304,18 @@ def run_train(job: Job, params: TrainParams) -> bool:
     """Freeze the data in the output folder on the first run (a resume reads it back), then train
     with the job's method; False when cancelled."""
     out = output_folder(job, params)
-    data_file = out / DATA_FILE
-    if data_file.is_file() and manifest_path(data_file).is_file():
-        manifest = json.loads(manifest_path(data_file).read_text())
-        if manifest.get("job") != job.pk:
+    method = METHODS[params.method]
+    for other in {m.data_file for m in METHODS.values()}:
+        frozen = manifest_path(out / other)
+        if frozen.is_file() and (owner := json.loads(frozen.read_text()).get("job")) != job.pk:
             raise JobError(
-                f"the output folder {out} holds the training data of job #{manifest.get('job')}; "
+                f"the output folder {out} holds the training data of job #{owner}; "
                 "choose another output folder"
             )
-        rows = read_prompt_rows(data_file)
+    data_file = out / method.data_file
+    if data_file.is_file() and manifest_path(data_file).is_file():
+        manifest = json.loads(manifest_path(data_file).read_text())
+        rows = method.read(data_file, manifest)
     else:
         scope = (
             {"round_": job.round, "item_set": None}
@@ -187,21 +323,24 @@ def run_train(job: Job, params: TrainParams) -> bool:
             else {"round_": None, "item_set": job.item_set}
         )
         source = source_for(**scope, passes=params.passes)
-        manifest = write_training(source.records, data_file, "prompt", meta={**source.meta, "job": job.pk})
-        rows = prompt_rows(source.records)
-    Job.objects.filter(pk=job.pk).update(engine=params.base_model[:300])
-    return METHODS[params.method](job, params, rows, manifest, out)
+        manifest = method.freeze(source.records, data_file, {**source.meta, "job": job.pk})
+        rows = method.rows(source.records)
+    return method.run(job, params, rows, manifest, out)
 
 
 def job_train_start(
     *, user, item_set: ItemSet | None = None, round_: Round | None = None, enqueue: bool = True, **values: Any
 ) -> Job:
     """Check the parameters and the data (held-out items refused, named) and create the job.
-    ``values`` are TrainParams fields; ``base_model`` defaults to NSM_PARSER_MODEL."""
+    ``values`` are TrainParams fields; for lora ``base_model`` defaults to NSM_PARSER_MODEL, and
+    the classifier has none (a base model given is dropped: it is not used)."""
     if (item_set is None) == (round_ is None):
         raise JobError("choose an item set or a round, not both")
-    values.setdefault("base_model", settings.NSM_PARSER_MODEL)
     values = {k: v for k, v in values.items() if v is not None}
+    if values.get("method", "lora") == "lora":
+        values.setdefault("base_model", settings.NSM_PARSER_MODEL)
+    else:
+        values.pop("base_model", None)
     params = TrainParams.from_json(values)
     if params.output_dir:
         out = Path(params.output_dir).expanduser()
@@ -214,8 +353,11 @@ def job_train_start(
         source = source_for(round_=round_, item_set=item_set, passes=params.passes)
     except TrainingDataError as error:
         raise JobError(str(error)) from None
-    examples = len(source.records) * len(SLOTS)
-    total = params.epochs * math.ceil(examples / (params.batch_size * params.grad_accum))
+    if params.method == "lora":
+        examples = len(source.records) * len(SLOTS)
+        total = params.epochs * math.ceil(examples / (params.batch_size * params.grad_accum))
+    else:
+        total = 1
     return job_create(
         TRAIN, user=user, item_set=item_set if round_ is None else round_.item_set, round_=round_,
         key=f"{params.method}|{params.base_model}|{params.passes}|{params.output_dir}", params=params,
@@ -224,6 +366,11 @@ def job_train_start(
 
 
 def describe_train(job: Job, params: TrainParams) -> str:
+    if params.method == "classifier":
+        return format_html(
+            "classifier · passes {} · seed {} · model in <code>{}</code>", params.passes, params.seed,
+            output_folder(job, params),
+        )  # fmt: skip
     settings_line = format_html(
         "rank {}, alpha {}, {} epochs, learning rate {}, batch {}", params.rank, params.alpha, params.epochs,
         params.learning_rate, params.batch_size * params.grad_accum,
@@ -262,7 +409,7 @@ job_kind_register(
         params=TrainParams,
         run=run_train,
         describe=describe_train,
-        expected=(LoraError, TrainingDataError),
+        expected=(LoraError, TrainingDataError, ClassifierError),
         kept=kept_train,
         status_template="jobs/_status_train.html",
         unit="steps",

@@ -1,4 +1,5 @@
-"""Fine-tune the parser: `manage.py train_parser --round NAME --base MODEL --out FOLDER`.
+"""Train the parser: `manage.py train_parser --round NAME --base MODEL --out FOLDER` (LoRA), or
+`manage.py train_parser --round NAME --method classifier --out FOLDER` (no base model).
 
 The same job as the Train form on the Jobs page (jobs.training), run here with its progress
 (steps and loss) on the terminal, or queued for the worker with --background. Cancelled or
@@ -14,13 +15,16 @@ from jobs.kinds import JobError
 from jobs.management.commands._progress import run_with_progress, scope_from_options
 from jobs.models import Job
 from jobs.services import job_resume
-from jobs.training import METHODS, TRAIN, TrainParams, job_train_start
+from jobs.training import LORA_FIELDS, METHODS, TRAIN, TrainParams, job_train_start
 
 FIELDS = TrainParams.__dataclass_fields__
 
 
 class Command(BaseCommand):
-    help = "Train a LoRA adapter for the transformers parser on a round's or an item set's gold."
+    help = (
+        "Train a parser on a round's or an item set's gold: a LoRA adapter for the transformers parser "
+        "(--method lora, --base) or the classifier parser (--method classifier)."
+    )
 
     def add_arguments(self, parser):
         target = parser.add_mutually_exclusive_group()
@@ -30,9 +34,11 @@ class Command(BaseCommand):
         parser.add_argument("--passes", default="gold", help="comma-separated: gold, annotator:<username>")
         parser.add_argument("--method", choices=list(METHODS), default="lora")
         parser.add_argument(
-            "--base", default="", help="base model: hub name or local folder (NSM_PARSER_MODEL)"
+            "--base", default="", help="lora: base model, hub name or local folder (NSM_PARSER_MODEL)"
         )
-        parser.add_argument("--out", default="", help="adapter folder (default: NSM_MODEL_DIR/job-<id>)")
+        parser.add_argument(
+            "--out", default="", help="adapter or model folder (default: NSM_MODEL_DIR/job-<id>)"
+        )
         for name in ("rank", "alpha", "epochs", "batch_size", "grad_accum", "max_length", "seed",
                      "checkpoint_every"):  # fmt: skip
             parser.add_argument("--" + name.replace("_", "-"), type=int, default=FIELDS[name].default)
@@ -60,7 +66,9 @@ class Command(BaseCommand):
                     "passes": options["passes"],
                     "output_dir": options["out"],
                 }
-                if options["base"]:
+                if options["method"] != "lora":  # the LoRA settings do not apply
+                    values = {k: v for k, v in values.items() if k not in LORA_FIELDS}
+                elif options["base"]:
                     values["base_model"] = options["base"]
                 job = job_train_start(
                     user=None, **scope_from_options(options), enqueue=options["background"], **values
@@ -75,7 +83,10 @@ class Command(BaseCommand):
         line = f"job #{job.pk} {job.status}: {job.done}/{job.total} steps"
         if summary.get("loss") is not None:
             line += f", loss {summary.get('first_loss', summary['loss'])} -> {summary['loss']}"
-        line += f"; adapter in {summary.get('adapter', '-')}"
+        if summary.get("method") == "classifier":
+            line += f"; model in {summary.get('model', '-')} (prefill with --backend classifier --model it)"
+        else:
+            line += f"; adapter in {summary.get('adapter', '-')}"
         if job.status != Job.Status.DONE:
             raise CommandError(f"{line}: {job.error}" if job.error else line)
         self.stdout.write(line)
