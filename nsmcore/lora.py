@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from nsmcore.parsers.prompt import PROMPT_VERSION, slot_prefix
+from nsmcore.parsers.transformers_lm import quiet_peft
 from nsmcore.render import RENDERER_VERSION
 
 CARD = "card.json"
@@ -251,7 +252,8 @@ def train_lora(
         target_modules=targets,
     )  # fmt: skip
     try:
-        model = get_peft_model(model, config)
+        with quiet_peft():
+            model = get_peft_model(model, config)
     except ValueError as error:
         raise LoraError(f"LoRA setting target_modules: {_first_line(error)}") from None
     if settings.gradient_checkpointing:
@@ -440,7 +442,8 @@ def merge_adapter(base_model: str, adapter: str | Path, out_dir: str | Path) -> 
     from peft import PeftModel
 
     tokenizer, model, _, _ = load_base(base_model, "cpu")
-    merged = PeftModel.from_pretrained(model, str(adapter)).merge_and_unload()
+    with quiet_peft():
+        merged = PeftModel.from_pretrained(model, str(adapter)).merge_and_unload()
     out = Path(out_dir)
     merged.save_pretrained(out)
     tokenizer.save_pretrained(out)

@@ -26,10 +26,12 @@ fine-tune made them and a new adapter is a new parser version.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import json
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +43,15 @@ from nsmcore.schema import SLOTS
 #: pass per candidate value, the plain way to score candidates (kept as the benchmark's baseline and
 #: as an independent check of the batched scores).
 STRATEGIES = ("batched", "naive")
+
+
+@contextlib.contextmanager
+def quiet_peft() -> Iterator[None]:
+    """peft 0.21 reads ``model.is_gradient_checkpointing``, which transformers 5 deprecates with a
+    FutureWarning on every wrap; the warning is about peft's code, not ours or the user's."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+        yield
 
 
 def pick_device(device: str | None) -> str:
@@ -177,7 +188,8 @@ class TransformersParser(Parser):
         except ImportError as error:  # pragma: no cover - peft is in requirements.txt
             raise ParserUnavailable(f"loading an adapter needs peft: {error}") from None
         try:
-            self.model = PeftModel.from_pretrained(self.model, str(folder)).merge_and_unload()
+            with quiet_peft():
+                self.model = PeftModel.from_pretrained(self.model, str(folder)).merge_and_unload()
         except (OSError, ValueError, RuntimeError, KeyError) as error:
             first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             raise ParserUnavailable(
