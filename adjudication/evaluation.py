@@ -33,15 +33,13 @@ from nsmcore import charts
 from nsmcore.evaluation import (
     DEFAULT_SWAPS,
     ROUTED,
-    EvaluationError,
-    EvaluationReport,
-    Proportion,
     RoutedItems,
     evaluate,
     order_correct_counts,
     random_orders,
     route_items,
 )
+from nsmcore.evaluation_report import EvaluationError, EvaluationReport, Proportion
 from nsmcore.mapper import RuleSet
 from rules.rulesets import active_rule_set
 

@@ -22,7 +22,7 @@ import nsmcore
 from adjudication.gold import vote_outcome
 from adjudication.models import GoldChange, GoldConstrual, GoldItem
 from annotator.models import Item, ItemSet, ParserPrediction
-from nsmcore.evaluation import Proportion
+from nsmcore.evaluation_report import Proportion
 from nsmcore.mapper import RuleSetError, route_batch
 from nsmcore.regression import run_suite
 from nsmcore.schema import SLOT_NAMES

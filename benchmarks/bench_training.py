@@ -82,7 +82,7 @@ def prop_notes(p: Any) -> dict[str, Any]:
 
 
 def slot_figures(label: str, predicted: list[dict], gold: list[dict]) -> list[dict]:
-    from nsmcore.evaluation import Proportion
+    from nsmcore.evaluation_report import Proportion
     from nsmcore.schema import SLOT_NAMES
 
     out = []
@@ -119,7 +119,7 @@ def routed_figures(label: str, explications: list[dict], items: list[dict]) -> l
 
 
 def label_figure(label: str, predicted: list[str], items: list[dict], **notes: Any) -> dict:
-    from nsmcore.evaluation import Proportion
+    from nsmcore.evaluation_report import Proportion
 
     p = Proportion.of(sum(a == i["emotion"] for a, i in zip(predicted, items, strict=True)), len(items))
     return figure(f"{label}: accuracy (never abstains)", round(p.value, 4), "share", **prop_notes(p), **notes)

@@ -4,15 +4,9 @@ text --parser--> explication --mapper--> label or typed abstention
                       +--renderer--> prime-language lines (checked by the NLI verifier)
 """
 
-from nsmcore.evaluation import (
-    EvaluationError,
-    EvaluationReport,
-    clopper_pearson,
-    counterfactual,
-    evaluate,
-    route_items,
-    routed_from_codes,
-)
+from nsmcore.counterfactual import counterfactual
+from nsmcore.evaluation import evaluate, route_items, routed_from_codes
+from nsmcore.evaluation_report import EvaluationError, EvaluationReport, clopper_pearson
 from nsmcore.grammar import check_line, is_legal_line
 from nsmcore.legality import check, is_legal
 from nsmcore.mapper import (

@@ -16,15 +16,9 @@ import tempfile
 from collections.abc import Iterator
 from typing import IO, Any
 
-from nsmcore.evaluation import (
-    EvaluationError,
-    counterfactual,
-    counterfactual_text,
-    evaluate,
-    read_pair,
-    report_text,
-    route_items,
-)
+from nsmcore.counterfactual import counterfactual, counterfactual_text, read_pair
+from nsmcore.evaluation import evaluate, report_text, route_items
+from nsmcore.evaluation_report import EvaluationError
 from nsmcore.legality import check
 from nsmcore.mapper import RuleSetError, load_rule_set, route_batch
 from nsmcore.parsers import BACKENDS, ParserUnavailable, make_parser

@@ -28,12 +28,32 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from nsmcore.legality import check
+from nsmcore.counterfactual import counterfactual_text
+from nsmcore.evaluation_report import (
+    Confusion,
+    Consistency,
+    Distributional,
+    EmotionRow,
+    EvaluationError,
+    EvaluationReport,
+    Evidence,
+    FlagRates,
+    Flow,
+    Flows,
+    Headline,
+    MultiRule,
+    OrderAccuracy,
+    Override,
+    PerEmotion,
+    Proportion,
+    Sensitivity,
+    value_text,
+)
 from nsmcore.mapper import (
     ABSTAIN,
     ABSTENTION_TYPES,
@@ -46,8 +66,8 @@ from nsmcore.mapper import (
     route_batch,
     route_codes,
 )
-from nsmcore.schema import SLOT_BY_NAME, SLOT_NAMES, SLOTS, Explication, canonical_value
-from nsmcore.scoring import SCHEMES, DistributionalScore, score_masks
+from nsmcore.schema import SLOT_NAMES, SLOTS, Explication, canonical_value
+from nsmcore.scoring import SCHEMES, score_masks
 
 ROUTED = 0
 # abstention type -> its code in RoutedItems.types (0 is routed)
@@ -55,78 +75,6 @@ TYPE_CODES: dict[str, int] = {t: k + 1 for k, t in enumerate(ABSTENTION_TYPES)}
 FLAGS: tuple[str, ...] = ("two-construals", "unrecoverable", "out-of-scope")
 DEFAULT_SWAPS: tuple[tuple[str, str], ...] = (("guilt", "shame"),)
 _VALUE_INDEX: dict[str, dict[str, int]] = {s.name: {v: k for k, v in enumerate(s.values)} for s in SLOTS}
-
-
-class EvaluationError(ValueError):
-    """Input that cannot be evaluated; the message names the item. ``position`` is the item's
-    index in the input (None when the problem is not one item's), for callers that map it back
-    to a line of a file."""
-
-    def __init__(self, message: str, position: int | None = None):
-        super().__init__(message)
-        self.position = position
-
-
-# Figures ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """What every figure carries: the item set's tier and size, the rule set and the pass."""
-
-    tier: str
-    n: int
-    rule_set_version: str
-    rule_set_hash: str
-    pass_name: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "tier": self.tier,
-            "n": self.n,
-            "rule_set_version": self.rule_set_version,
-            "rule_set_hash": self.rule_set_hash,
-            "pass": self.pass_name,
-        }
-
-    def label(self) -> str:
-        return f"{self.tier}, n={self.n}, rule set v{self.rule_set_version}, pass {self.pass_name}"
-
-
-def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """The exact (Clopper-Pearson) interval for k successes in n trials."""
-    # imported here: scipy.stats takes longer to import than the rest of nsmcore together
-    from scipy.stats import binomtest
-
-    ci = binomtest(int(k), int(n)).proportion_ci(confidence_level=confidence, method="exact")
-    return float(ci.low), float(ci.high)
-
-
-@dataclass(frozen=True)
-class Proportion:
-    """k of n, with its exact interval; value and interval are None when n is 0."""
-
-    k: int
-    n: int
-    value: float | None
-    low: float | None
-    high: float | None
-    confidence: float = 0.95
-
-    @classmethod
-    def of(cls, k: int, n: int, confidence: float = 0.95) -> Proportion:
-        if n == 0:
-            return cls(0, 0, None, None, None, confidence)
-        low, high = clopper_pearson(k, n, confidence)
-        return cls(int(k), int(n), k / n, low, high, confidence)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"k": self.k, "n": self.n, "value": self.value, "ci": [self.low, self.high]}
-
-    def text(self, digits: int = 3) -> str:
-        if self.value is None:
-            return "-  (0/0)"
-        return f"{self.value:.{digits}f} [{self.low:.2f}, {self.high:.2f}]  ({self.k}/{self.n})"
 
 
 # Routed items ----------------------------------------------------------------------------------
@@ -261,258 +209,6 @@ def routed_from_codes(
     if len(gold) and (gold.min() < 0 or gold.max() >= len(rule_set.rules)):
         raise EvaluationError(f"reference label indices must lie in [0, {len(rule_set.rules)})")
     return RoutedItems(rule_set, masks, types.astype(np.int8), winners, gold, codes, residue)
-
-
-# Sections --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Headline:
-    evidence: Evidence
-    accuracy: Proportion
-    abstention: Proportion
-    abstention_by_type: dict[str, Proportion]
-    selective_accuracy: Proportion
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "evidence": self.evidence.to_dict(),
-            "accuracy": self.accuracy.to_dict(),
-            "abstention": self.abstention.to_dict(),
-            "abstention_by_type": {t: p.to_dict() for t, p in self.abstention_by_type.items()},
-            "selective_accuracy": self.selective_accuracy.to_dict(),
-        }
-
-
-@dataclass(frozen=True)
-class EmotionRow:
-    emotion: str
-    n: int
-    routed: int
-    accuracy: Proportion
-    selective_accuracy: Proportion
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "emotion": self.emotion,
-            "n": self.n,
-            "routed": self.routed,
-            "accuracy": self.accuracy.to_dict(),
-            "selective_accuracy": self.selective_accuracy.to_dict(),
-        }
-
-
-@dataclass(frozen=True)
-class PerEmotion:
-    evidence: Evidence
-    rows: tuple[EmotionRow, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"evidence": self.evidence.to_dict(), "rows": [r.to_dict() for r in self.rows]}
-
-
-@dataclass(frozen=True)
-class Confusion:
-    """counts[i][j]: items with gold ``rows[i]`` routed to ``columns[j]`` (the last column is
-    abstain); rates: each row divided by its total (None for a row with no items)."""
-
-    evidence: Evidence
-    rows: tuple[str, ...]
-    columns: tuple[str, ...]
-    counts: tuple[tuple[int, ...], ...]
-
-    @property
-    def rates(self) -> list[list[float] | None]:
-        out: list[list[float] | None] = []
-        for row in self.counts:
-            total = sum(row)
-            out.append([c / total for c in row] if total else None)
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "evidence": self.evidence.to_dict(),
-            "rows": list(self.rows),
-            "columns": list(self.columns),
-            "counts": [list(r) for r in self.counts],
-            "rates": self.rates,
-        }
-
-
-@dataclass(frozen=True)
-class Flow:
-    gold: str
-    routed: str
-    n: int
-    share_of_gold: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"gold": self.gold, "routed": self.routed, "n": self.n, "share_of_gold": self.share_of_gold}
-
-
-@dataclass(frozen=True)
-class Flows:
-    evidence: Evidence
-    flows: tuple[Flow, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"evidence": self.evidence.to_dict(), "flows": [f.to_dict() for f in self.flows]}
-
-
-@dataclass(frozen=True)
-class Override:
-    """A multi-rule item routed to ``winner`` on which ``overruled`` fired too (by priority)."""
-
-    winner: str
-    overruled: str
-    n: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"winner": self.winner, "overruled": self.overruled, "n": self.n}
-
-
-@dataclass(frozen=True)
-class MultiRule:
-    """multi_rule: items with two or more fired rules, of all items; resolved_by_priority: those
-    routed (the ties priority settles); abstained: those that abstain anyway (residue)."""
-
-    evidence: Evidence
-    multi_rule: Proportion
-    resolved_by_priority: int
-    abstained: int
-    overrides: tuple[Override, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "evidence": self.evidence.to_dict(),
-            "multi_rule": self.multi_rule.to_dict(),
-            "resolved_by_priority": self.resolved_by_priority,
-            "abstained": self.abstained,
-            "overrides": [o.to_dict() for o in self.overrides],
-        }
-
-
-@dataclass(frozen=True)
-class FlagRates:
-    evidence: Evidence
-    residue: Proportion
-    flags: dict[str, Proportion]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "evidence": self.evidence.to_dict(),
-            "residue": self.residue.to_dict(),
-            "flags": {f: p.to_dict() for f, p in self.flags.items()},
-        }
-
-
-@dataclass(frozen=True)
-class Distributional:
-    evidence: Evidence
-    decay: float
-    alpha: float
-    scores: tuple[DistributionalScore, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "evidence": self.evidence.to_dict(),
-            "decay": self.decay,
-            "alpha": self.alpha,
-            "scores": [s.as_dict() for s in self.scores],
-        }
-
-
-@dataclass(frozen=True)
-class OrderAccuracy:
-    name: str
-    order: tuple[str, ...]
-    accuracy: Proportion
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "order": list(self.order), "accuracy": self.accuracy.to_dict()}
-
-
-@dataclass(frozen=True)
-class Sensitivity:
-    """Accuracy under the canonical order, named swaps and ``orders`` random orders drawn with
-    ``seed``; ``canonical_percentile``: the share (in %) of random orders whose accuracy is at
-    or below the canonical one."""
-
-    evidence: Evidence
-    canonical: OrderAccuracy
-    swaps: tuple[OrderAccuracy, ...]
-    orders: int
-    seed: int
-    random_min: float | None
-    random_mean: float | None
-    random_max: float | None
-    canonical_percentile: float | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "evidence": self.evidence.to_dict(),
-            "canonical": self.canonical.to_dict(),
-            "swaps": [s.to_dict() for s in self.swaps],
-            "random": {
-                "orders": self.orders,
-                "seed": self.seed,
-                "min": self.random_min,
-                "mean": self.random_mean,
-                "max": self.random_max,
-                "canonical_percentile": self.canonical_percentile,
-            },
-        }
-
-
-@dataclass(frozen=True)
-class Consistency:
-    """Every single-slot edit of each distinct legal explication in the item set: consistent when
-    only rules that read the edited slot change their truth value (1.0 by construction of g)."""
-
-    evidence: Evidence
-    explications: int
-    rate: Proportion
-    label_changes: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "evidence": self.evidence.to_dict(),
-            "explications": self.explications,
-            "edits": self.rate.n,
-            "consistent": self.rate.k,
-            "rate": self.rate.value,
-            "label_changes": self.label_changes,
-        }
-
-
-@dataclass(frozen=True)
-class EvaluationReport:
-    evidence: Evidence
-    headline: Headline
-    per_emotion: PerEmotion
-    confusion: Confusion
-    flows: Flows
-    multi_rule: MultiRule
-    flag_rates: FlagRates
-    distributional: Distributional
-    sensitivity: Sensitivity | None
-    consistency: Consistency | None
-    counterfactual: CounterfactualReport | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "evidence": self.evidence.to_dict(),
-            "headline": self.headline.to_dict(),
-            "per_emotion": self.per_emotion.to_dict(),
-            "confusion": self.confusion.to_dict(),
-            "flows": self.flows.to_dict(),
-            "multi_rule": self.multi_rule.to_dict(),
-            "flag_rates": self.flag_rates.to_dict(),
-            "distributional": self.distributional.to_dict(),
-            "sensitivity": self.sensitivity.to_dict() if self.sensitivity else None,
-            "consistency": self.consistency.to_dict() if self.consistency else None,
-            "counterfactual": self.counterfactual.to_dict() if self.counterfactual else None,
-        }
 
 
 # Priority orders -------------------------------------------------------------------------------
@@ -780,171 +476,6 @@ def _sensitivity(
     return Sensitivity(evidence, results[0], tuple(results[1:]), orders, seed, low, mean, high, percentile)
 
 
-# Counterfactual benchmark ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class CounterfactualPair:
-    """One benchmark pair: texts x and x' (x' rewrites x to flip ``target_slots``), the emotions
-    e and e' they should route to, and a parser's explications of both (None: unreadable).
-    ``target_values`` optionally pins each target slot's value in x and x'."""
-
-    id: str
-    family: str
-    target_slots: tuple[str, ...]
-    expected: str
-    expected_prime: str
-    explication: Any
-    explication_prime: Any
-    target_values: Mapping[str, tuple[str, str]] = field(default_factory=dict)
-
-
-def read_pair(obj: Any, where: str, rule_set: RuleSet | None = None) -> CounterfactualPair:
-    """A pair from its JSON form (docs/evaluation.md); EvaluationError naming ``where``.
-
-    ``{"id", "family", "target_slots": [...], "target_values"?: {slot: [v, v']},
-    "x": {"text", "emotion", "explication"}, "x_prime": {...}}``"""
-    labels = (rule_set or load_rule_set()).emotions
-    if not isinstance(obj, Mapping):
-        raise EvaluationError(f"{where}: expected a JSON object")
-    for key in ("id", "family"):
-        if not isinstance(obj.get(key), str) or not obj[key]:
-            raise EvaluationError(f"{where}: {key!r} must be a non-empty string")
-    slots = obj.get("target_slots")
-    if not isinstance(slots, list) or not slots or not all(s in SLOT_BY_NAME for s in slots):
-        raise EvaluationError(
-            f"{where}: 'target_slots' must be a non-empty list of slots "
-            f"({', '.join(SLOT_NAMES)}), got {slots!r}"
-        )
-    sides = []
-    for side in ("x", "x_prime"):
-        value = obj.get(side)
-        if not isinstance(value, Mapping):
-            raise EvaluationError(f"{where}: {side!r} must be an object with text, emotion and explication")
-        emotion = value.get("emotion")
-        if emotion not in labels:
-            raise EvaluationError(f"{where}: {side}.emotion {emotion!r} is not one of: {', '.join(labels)}")
-        if "explication" not in value:
-            raise EvaluationError(f"{where}: {side} has no explication (parse its text first)")
-        sides.append((emotion, value["explication"]))
-    raw_values = obj.get("target_values") or {}
-    target_values: dict[str, tuple[str, str]] = {}
-    if not isinstance(raw_values, Mapping):
-        raise EvaluationError(f"{where}: 'target_values' must be an object {{slot: [value, value']}}")
-    for slot, pair in raw_values.items():
-        if slot not in slots or not isinstance(pair, list) or len(pair) != 2:
-            raise EvaluationError(
-                f"{where}: target_values[{slot!r}] must be [value, value'] of a target slot"
-            )
-        bad = [v for v in pair if v not in SLOT_BY_NAME[slot].values]
-        if bad:
-            raise EvaluationError(
-                f"{where}: target_values[{slot!r}]: {bad[0]!r} is not one of "
-                f"{', '.join(SLOT_BY_NAME[slot].values)}"
-            )
-        target_values[slot] = (pair[0], pair[1])
-    return CounterfactualPair(
-        obj["id"],
-        obj["family"],
-        tuple(slots),
-        sides[0][0],
-        sides[1][0],
-        sides[0][1],
-        sides[1][1],
-        target_values,
-    )
-
-
-@dataclass(frozen=True)
-class FamilyRow:
-    """slot: the parser flips every target slot; label: g(f(x)) = e and g(f(x')) = e'; clean: no
-    non-target slot changed; causal: all three."""
-
-    family: str
-    target_slots: tuple[str, ...]
-    slot: Proportion
-    label: Proportion
-    clean: Proportion
-    causal: Proportion
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "family": self.family,
-            "target_slots": list(self.target_slots),
-            "n": self.slot.n,
-            "slot": self.slot.to_dict(),
-            "label": self.label.to_dict(),
-            "clean": self.clean.to_dict(),
-            "causal": self.causal.to_dict(),
-        }
-
-
-@dataclass(frozen=True)
-class CounterfactualReport:
-    evidence: Evidence
-    families: tuple[FamilyRow, ...]
-    overall: FamilyRow
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "evidence": self.evidence.to_dict(),
-            "families": [f.to_dict() for f in self.families],
-            "overall": self.overall.to_dict(),
-        }
-
-
-def counterfactual(
-    pairs: Sequence[CounterfactualPair],
-    rule_set: RuleSet | None = None,
-    *,
-    tier: str,
-    pass_name: str,
-    confidence: float = 0.95,
-) -> CounterfactualReport:
-    """Slot, label, clean and causal rates per edit family and overall."""
-    rule_set = rule_set or load_rule_set()
-    if not pairs:
-        raise EvaluationError("no counterfactual pairs")
-    evidence = Evidence(tier, len(pairs), rule_set.version, rule_set.content_hash, pass_name)
-    routings = route_batch([o for p in pairs for o in (p.explication, p.explication_prime)], rule_set)
-    outcomes: list[tuple[str, bool, bool, bool]] = []
-    for i, pair in enumerate(pairs):
-        before, after = routings[2 * i], routings[2 * i + 1]
-        label = before.label == pair.expected and after.label == pair.expected_prime
-        a, a_problems = check(pair.explication)
-        b, b_problems = check(pair.explication_prime)
-        slot = clean = False
-        if a is not None and b is not None and not a_problems and not b_problems:
-            slot = all(
-                getattr(a, s) != getattr(b, s)
-                and (s not in pair.target_values or (getattr(a, s), getattr(b, s)) == pair.target_values[s])
-                for s in pair.target_slots
-            )
-            clean = all(getattr(a, s) == getattr(b, s) for s in SLOT_NAMES if s not in pair.target_slots)
-        outcomes.append((pair.family, slot, label, clean))
-
-    def row(family: str, slots: tuple[str, ...], chosen: list[tuple[str, bool, bool, bool]]) -> FamilyRow:
-        total = len(chosen)
-
-        def rate(hits: int) -> Proportion:
-            return Proportion.of(hits, total, confidence)
-
-        return FamilyRow(
-            family,
-            slots,
-            rate(sum(o[1] for o in chosen)),
-            rate(sum(o[2] for o in chosen)),
-            rate(sum(o[3] for o in chosen)),
-            rate(sum(o[1] and o[2] and o[3] for o in chosen)),
-        )
-
-    families = []
-    for family in sorted({p.family for p in pairs}):
-        slots = tuple(dict.fromkeys(s for p in pairs if p.family == family for s in p.target_slots))
-        families.append(row(family, slots, [o for o in outcomes if o[0] == family]))
-    return CounterfactualReport(evidence, tuple(families), row("all", (), outcomes))
-
-
 # Text ------------------------------------------------------------------------------------------
 
 
@@ -1014,7 +545,7 @@ def report_text(report: EvaluationReport) -> str:
         cc = report.consistency
         out.append("")
         out.append(
-            f"causal consistency under single-slot edits: {_value(cc.rate, 3)} "
+            f"causal consistency under single-slot edits: {value_text(cc.rate, 3)} "
             f"({cc.rate.k}/{cc.rate.n} edits of {cc.explications} explications; "
             f"{cc.label_changes} change the label)"
         )
@@ -1022,20 +553,3 @@ def report_text(report: EvaluationReport) -> str:
         out.append("")
         out.extend(counterfactual_text(report.counterfactual))
     return "\n".join(out) + "\n"
-
-
-def _value(p: Proportion, digits: int) -> str:
-    return f"{p.value:.{digits}f}" if p.value is not None else "-"
-
-
-def counterfactual_text(report: CounterfactualReport) -> list[str]:
-    out = [f"counterfactual benchmark [{report.evidence.label()}]"]
-    out.append("  family  target slots                 n   slot   label  clean  causal")
-    for r in (*report.families, report.overall):
-        slots = " + ".join(r.target_slots) if r.target_slots else "-"
-
-        out.append(
-            f"  {r.family:8}{slots[:26]:26}{r.slot.n:5}"
-            + "".join(f"  {_value(p, 2):>5}" for p in (r.slot, r.label, r.clean, r.causal))
-        )
-    return out

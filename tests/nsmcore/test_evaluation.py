@@ -12,17 +12,9 @@ import numpy as np
 import pytest
 from scipy.stats import beta
 
-from nsmcore.evaluation import (
-    EvaluationError,
-    clopper_pearson,
-    counterfactual,
-    evaluate,
-    order_winners,
-    random_orders,
-    read_pair,
-    route_items,
-    routed_from_codes,
-)
+from nsmcore.counterfactual import counterfactual, read_pair
+from nsmcore.evaluation import evaluate, order_winners, random_orders, route_items, routed_from_codes
+from nsmcore.evaluation_report import EvaluationError, clopper_pearson
 from nsmcore.mapper import RuleSet, load_rule_set, route
 from nsmcore.schema import SLOTS, Explication, from_codes
 from nsmcore.scoring import score, score_masks
