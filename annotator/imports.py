@@ -22,31 +22,9 @@ from django.db import transaction
 
 from annotator.models import Item
 from annotator.queries import items_copy
+from nsmcore.baselines import APPRAISALS  # the corpus's 21 rating columns, one home
 from rules.rulesets import active_rule_set
 
-APPRAISALS: tuple[str, ...] = (
-    "suddenness",
-    "familiarity",
-    "predict_event",
-    "pleasantness",
-    "unpleasantness",
-    "goal_relevance",
-    "chance_responsblt",
-    "self_responsblt",
-    "other_responsblt",
-    "predict_conseq",
-    "goal_support",
-    "urgency",
-    "self_control",
-    "other_control",
-    "chance_control",
-    "accept_conseq",
-    "standards",
-    "social_norms",
-    "attention",
-    "not_consider",
-    "effort",
-)
 # Kept as item metadata; demographics and participant ids are deliberately not imported.
 METADATA: tuple[str, ...] = ("round_number", "event_duration", "emotion_duration", "intensity", "confidence")
 # Accepted spellings of the four fields a row needs, per format.

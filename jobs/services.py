@@ -80,7 +80,16 @@ def job_cancel(*, job: Job) -> Job:
 
 
 def job_resume(*, job: Job) -> Job:
-    """Queue a failed, cancelled or stalled job again. Items already parsed are skipped."""
+    """Queue a failed, cancelled or stalled job again and hand it to the worker. Items already
+    parsed are skipped."""
+    job = job_requeue(job=job)
+    transaction.on_commit(lambda: job_enqueue(job=job))
+    return job
+
+
+def job_requeue(*, job: Job) -> Job:
+    """A failed, cancelled or stalled job back to queued, without sending it to the worker (a
+    command that runs the job in its own process calls this, then job_run)."""
     if not job.can_resume:
         raise JobError(
             f"job #{job.pk} is {job.status}; only a failed, cancelled or stalled job can be resumed"
@@ -92,7 +101,6 @@ def job_resume(*, job: Job) -> Job:
             )
     except IntegrityError:
         raise JobError(f"another job is already active on {job.subject} with these settings") from None
-    transaction.on_commit(lambda: job_enqueue(job=job))
     job.refresh_from_db()
     return job
 

@@ -22,8 +22,8 @@ from typing import Any
 
 from nsmcore.parsers.classifier import normalise_text, one_blas_thread, text_features
 
-# The 21 appraisal ratings of crowd-enVent, in the corpus's column order (annotator.imports
-# keeps the same tuple for the import; a test checks the two agree).
+# The 21 appraisal ratings of crowd-enVent, in the corpus's column order (the import stores
+# them under these names, reading this tuple).
 APPRAISALS: tuple[str, ...] = (
     "suddenness",
     "familiarity",

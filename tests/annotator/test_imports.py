@@ -401,3 +401,14 @@ def test_an_unknown_file_type_is_named_without_a_line_number(client, admin_user,
     assert message in problems.group(0)
     assert "line 0" not in problems.group(0)
     assert not Item.objects.exists()
+
+
+def test_every_appraisal_rating_the_baseline_reads_is_stored_by_the_import():
+    from nsmcore.baselines import APPRAISALS
+
+    header = "\ttext_id\temotion\tgenerated_text\thidden_emo_text\t" + "\t".join(APPRAISALS)
+    row = "0\tr1\tjoy\tI won.\tI ... won.\t" + "\t".join(str(1 + k % 5) for k in range(len(APPRAISALS)))
+    items_import(data=f"{header}\n{row}\n", fmt="tsv", source="appraisals")
+    item = Item.objects.get(source="appraisals")
+    assert len(APPRAISALS) == 21
+    assert item.appraisals == {name: 1 + k % 5 for k, name in enumerate(APPRAISALS)}

@@ -84,9 +84,3 @@ def test_a_missing_or_non_numeric_rating_is_named_not_imputed():
     model = train_appraisal_baseline(good, ["joy", "anger"])
     with pytest.raises(BaselineError, match="item 1: missing appraisal rating"):
         model.predict([{}])
-
-
-def test_the_ratings_are_the_ones_the_item_import_stores():
-    from annotator.imports import APPRAISALS as IMPORTED
-
-    assert APPRAISALS == IMPORTED and len(APPRAISALS) == 21

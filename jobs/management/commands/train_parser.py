@@ -9,12 +9,11 @@ missing base model folder or a bad setting: exit 2 with the reason (docs/trainin
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db import IntegrityError, transaction
 
 from jobs.kinds import JobError
 from jobs.management.commands._progress import run_with_progress, scope_from_options
 from jobs.models import Job
-from jobs.services import job_resume
+from jobs.services import job_requeue, job_resume
 from jobs.training import LORA_FIELDS, METHODS, TRAIN, TrainParams, job_train_start
 
 FIELDS = TrainParams.__dataclass_fields__
@@ -54,7 +53,7 @@ class Command(BaseCommand):
                 job = Job.objects.filter(pk=options["resume"], kind=TRAIN).first()
                 if job is None:
                     raise JobError(f"no train job #{options['resume']}")
-                job = job_resume(job=job) if options["background"] else _requeue_here(job)
+                job = job_resume(job=job) if options["background"] else job_requeue(job=job)
             else:
                 if not (options["round"] or options["item_set"]):
                     raise JobError("choose --round, --item-set or --resume JOB_ID")
@@ -90,20 +89,3 @@ class Command(BaseCommand):
         if job.status != Job.Status.DONE:
             raise CommandError(f"{line}: {job.error}" if job.error else line)
         self.stdout.write(line)
-
-
-def _requeue_here(job: Job) -> Job:
-    """A stopped job back to queued without sending it to the worker: this process runs it."""
-    if not job.can_resume:
-        raise JobError(
-            f"job #{job.pk} is {job.status}; only a failed, cancelled or stalled job can be resumed"
-        )
-    try:
-        with transaction.atomic():
-            Job.objects.filter(pk=job.pk).update(
-                status=Job.Status.QUEUED, cancel_requested=False, error="", finished_at=None
-            )
-    except IntegrityError:
-        raise JobError(f"another job is already active on {job.subject} with these settings") from None
-    job.refresh_from_db()
-    return job
