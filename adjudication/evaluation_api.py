@@ -1,5 +1,7 @@
 """A round's evaluation through the API: ``GET /api/rounds/<id>/evaluation/?pass=KEY`` returns
-the report's ``to_dict()`` (every section with its evidence), for adjudicators and admins."""
+the report's ``to_dict()`` (every section with its evidence), for adjudicators and admins. A
+parser pass adds ``parser_vs_gold`` (``adjudication.parser_evaluation``) on the round's items or
+``?heldout=NAME``."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from rest_framework.response import Response
 
 from adjudication.analytics_api import _RoundView
 from adjudication.evaluation import (
+    PARSER,
     EvaluationRequestError,
     PassEvaluation,
     evaluation_passes,
@@ -19,6 +22,7 @@ from adjudication.evaluation import (
     options_from,
     pass_evaluation,
 )
+from adjudication.parser_evaluation import heldout_named, parser_vs_gold
 from rules.rulesets import active_rule_set
 
 
@@ -39,6 +43,11 @@ class Evaluation(_RoundView):
             OpenApiParameter("compare", str, description="a second pass, reported under 'compare'"),
             OpenApiParameter("item_set", str, description="score on this item set's items"),
             OpenApiParameter(
+                "heldout",
+                str,
+                description="a parser pass's parser_vs_gold on this item set (default: the round's)",
+            ),
+            OpenApiParameter(
                 "orders", int, description="random priority orders (default 1000, at most 5000)"
             ),
             OpenApiParameter("seed", int),
@@ -55,6 +64,7 @@ class Evaluation(_RoundView):
         try:
             options = options_from(params, rule_set)
             item_set = item_set_named(params.get("item_set", ""))
+            heldout = heldout_named(params.get("heldout", ""))
             key = params.get("pass") or (passes[0] if passes else "")
             if not key:
                 raise EvaluationRequestError(f"round {round_.name} has no pass yet")
@@ -67,9 +77,16 @@ class Evaluation(_RoundView):
                 if compare
                 else None
             )
+            parser = (
+                parser_vs_gold(round_, key, heldout=heldout, rule_set=rule_set)
+                if main.pass_.kind == PARSER
+                else None
+            )
         except EvaluationRequestError as error:
             return Response({"detail": str(error), "passes": passes}, status=400)
         doc = {"round": round_.name, **_doc(main), "passes": passes}
+        if parser is not None:
+            doc["parser_vs_gold"] = parser.to_dict()
         if other is not None:
             doc["compare"] = _doc(other)
         return Response(doc)

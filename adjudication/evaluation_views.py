@@ -1,7 +1,9 @@
 """The Evaluation page of a round (adjudicators and admins): every classification figure of the
 paper for a pass against the items' reference labels, a second pass beside it, and each table as
 CSV (``?format=csv&table=NAME``). Figures come from ``adjudication.evaluation``; chart geometry
-from ``nsmcore.charts``."""
+from ``nsmcore.charts``. A parser pass also gets its "Parser against gold" section
+(``adjudication.parser_evaluation``: per-slot accuracy and alpha, legality, the routed label
+beside the baselines) on the round's items or a held-out item set (``?heldout=NAME``)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from django.views.decorators.http import require_GET
 
 from adjudication.downloads import csv_response
 from adjudication.evaluation import (
+    PARSER,
     TABLES,
     EvaluationRequestError,
     Options,
@@ -29,6 +32,13 @@ from adjudication.evaluation import (
     report_table,
     sensitivity_chart,
 )
+from adjudication.parser_evaluation import (
+    PARSER_TABLES,
+    heldout_named,
+    label_figures,
+    parser_table,
+    parser_vs_gold,
+)
 from annotator.models import ItemSet, Round
 from annotator.roles import ADJUDICATOR, ADMIN, require_role
 from rules.rulesets import active_rule_set
@@ -38,13 +48,17 @@ def _bad(message: str) -> HttpResponse:
     return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
 
 
-def _query(key: str, options: Options, item_set: ItemSet | None, **extra: str) -> str:
+def _query(
+    key: str, options: Options, item_set: ItemSet | None, heldout: ItemSet | None = None, **extra: str
+) -> str:
     q = QueryDict(mutable=True)
     q["pass"] = key
     for name, value in options.as_query().items():
         q.setlist(name, [str(v) for v in value] if isinstance(value, list) else [str(value)])
     if item_set is not None:
         q["item_set"] = item_set.name
+    if heldout is not None:
+        q["heldout"] = heldout.name
     for name, value in extra.items():
         q[name] = value
     return q.urlencode()
@@ -83,6 +97,10 @@ def evaluation_page(request: HttpRequest, round_id: int) -> HttpResponse:
         "rule_set": rule_set,
         "options": Options(),
         "tables": TABLES,
+        "heldout_name": request.GET.get("heldout", ""),
+        "eval_sets": ItemSet.objects.filter(tier=ItemSet.Tier.EVAL)
+        .order_by("name")
+        .values_list("name", flat=True),
         "problem": "",
     }
     try:
@@ -90,6 +108,7 @@ def evaluation_page(request: HttpRequest, round_id: int) -> HttpResponse:
         context["options"] = options
         item_set = item_set_named(request.GET.get("item_set", ""))
         context["item_set"] = item_set or round_.item_set
+        heldout = heldout_named(request.GET.get("heldout", ""))
         if compare_key and compare_key == key:
             raise EvaluationRequestError(f"compare is the same pass as pass ({key}): choose another pass")
         main = (
@@ -102,8 +121,23 @@ def evaluation_page(request: HttpRequest, round_id: int) -> HttpResponse:
             if compare_key
             else None
         )
+        table = request.GET.get("table", "headline")
+        parser = (
+            parser_vs_gold(round_, key, heldout=heldout, rule_set=rule_set)
+            if main is not None and main.pass_.kind == PARSER and (not wants_csv or table in PARSER_TABLES)
+            else None
+        )
         if wants_csv:
-            table = request.GET.get("table", "headline")
+            slug = key.replace(":", "-").replace("/", "-")
+            if table in PARSER_TABLES:
+                if parser is None:
+                    raise EvaluationRequestError(
+                        f"table {table!r} needs a parser pass, not {key or '(none)'}"
+                    )
+                header, rows = parser_table(parser, table)
+                return csv_response(
+                    f"evaluation-{round_.name}-{slug}-{parser.held_out}-{table}.csv", header, rows
+                )
             if main is None or main.report is None:
                 raise EvaluationRequestError(f"pass {key or '(none)'} has no items to tabulate")
             if table == "compare":
@@ -112,7 +146,6 @@ def evaluation_page(request: HttpRequest, round_id: int) -> HttpResponse:
                 header, rows = compare_table(main.report, other.report)
             else:
                 header, rows = report_table(main.report, table)
-            slug = key.replace(":", "-").replace("/", "-")
             return csv_response(f"evaluation-{round_.name}-{slug}-{table}.csv", header, rows)
     except EvaluationRequestError as error:
         if wants_csv:
@@ -121,6 +154,10 @@ def evaluation_page(request: HttpRequest, round_id: int) -> HttpResponse:
         return render(request, "adjudication/evaluation.html", context, status=400)
     sides = [_side(e, options, item_set) for e in (main, other) if e is not None]
     context["sides"] = sides
+    if parser is not None:
+        context["parser"] = parser
+        context["parser_labels"] = label_figures(parser)
+        context["parser_query"] = _query(key, options, item_set, heldout)
     if main and other and main.report and other.report:
         context["compared"] = compare_rows(main.report, other.report)
         context["compare_query"] = _query(key, options, item_set, compare=compare_key)

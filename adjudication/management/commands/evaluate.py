@@ -1,5 +1,7 @@
 """`manage.py evaluate --round NAME --pass KEY`: the paper's evaluation figures of one pass of a
-round against the items' reference labels (nsmcore's table), optionally beside a second pass."""
+round against the items' reference labels (nsmcore's table), optionally beside a second pass. A
+parser pass adds its figures against gold beside the baselines (``--heldout NAME``: on that item
+set; adjudication.parser_evaluation)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from adjudication.evaluation import (
     MAX_ORDERS,
+    PARSER,
     EvaluationRequestError,
     PassEvaluation,
     compare_text,
@@ -18,6 +21,7 @@ from adjudication.evaluation import (
     options_from,
     pass_evaluation,
 )
+from adjudication.parser_evaluation import heldout_named, parser_text, parser_vs_gold
 from annotator.models import Round
 from nsmcore.cli import _write_atomically
 from nsmcore.evaluation import report_text
@@ -54,6 +58,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--swap", action="append", help="a named swap a:b (repeatable; default guilt:shame)"
         )
+        parser.add_argument(
+            "--heldout",
+            default="",
+            help="a parser pass: score it against gold, beside the baselines, on this item set's items "
+            "(default: the round's)",
+        )
         parser.add_argument("--decay", default="0.5", help="priority-decay base in (0, 1] (default 0.5)")
         parser.add_argument(
             "--json", default=None, metavar="OUT", help="write the full report(s) as JSON to OUT"
@@ -76,6 +86,7 @@ class Command(BaseCommand):
         try:
             options = options_from(params, rule_set)
             item_set = item_set_named(o["item_set"])
+            heldout = heldout_named(o["heldout"])
             if o["compare"] == o["pass_key"]:
                 raise EvaluationRequestError(f"--compare is the same pass as --pass ({o['pass_key']})")
             found = [
@@ -87,10 +98,20 @@ class Command(BaseCommand):
                         round_, o["compare"], options=options, item_set=item_set, rule_set=rule_set
                     )
                 )
+            parser = None
+            if found[0].pass_.kind == PARSER:
+                parser = parser_vs_gold(round_, o["pass_key"], heldout=heldout, rule_set=rule_set)
+            elif heldout is not None:
+                raise EvaluationRequestError(
+                    f"--heldout {heldout.name}: parser-vs-gold is for a parser pass, not {o['pass_key']}"
+                )
         except EvaluationRequestError as error:
             raise CommandError(str(error), returncode=2) from None
         if o["json"]:
-            doc = _doc(found[0]) if len(found) == 1 else {"a": _doc(found[0]), "b": _doc(found[1])}
+            docs = [_doc(e) for e in found]
+            if parser is not None:
+                docs[0]["parser_vs_gold"] = parser.to_dict()
+            doc = docs[0] if len(docs) == 1 else {"a": docs[0], "b": docs[1]}
             _write_atomically(o["json"], json.dumps(doc, indent=2) + "\n")
         for evaluation in found:
             if evaluation.report is None:
@@ -100,5 +121,7 @@ class Command(BaseCommand):
                 )
             else:
                 self.stdout.write(report_text(evaluation.report))
+        if parser is not None:
+            self.stdout.write(parser_text(parser))
         if len(found) == 2 and all(e.report for e in found):
             self.stdout.write(compare_text(found[0].report, found[1].report))
