@@ -256,7 +256,7 @@ def pass_items(round_: Round, p: EvalPass, item_set: ItemSet | None = None) -> l
     return out
 
 
-def _pass_version(round_: Round, p: EvalPass) -> str:
+def pass_version(round_: Round, p: EvalPass) -> str:
     """Changes whenever the pass's data may have: the round's annotation version for an
     annotator, the predictions' count and newest for a parser, the gold's for gold."""
     if p.kind == ANNOTATOR:
@@ -318,7 +318,7 @@ def pass_evaluation(
     options = options or Options()
     p = pass_named(round_, pass_key)
     scope = item_set or round_.item_set
-    parts = (round_.pk, scope.pk, p.key, _pass_version(round_, p), rule_set.content_hash, options.signature())
+    parts = (round_.pk, scope.pk, p.key, pass_version(round_, p), rule_set.content_hash, options.signature())
     key = "nsm:evaluation:" + hashlib.sha256(repr(parts).encode()).hexdigest()
     found = cache.get(key)
     if found is not None:

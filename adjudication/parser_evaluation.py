@@ -40,8 +40,8 @@ from adjudication.evaluation import (
     PARSER,
     EvalPass,
     EvaluationRequestError,
-    _pass_version,
     pass_named,
+    pass_version,
 )
 from adjudication.models import GoldConstrual, GoldItem
 from annotator.models import Item, ItemSet, ItemSetMember, ParserPrediction, Round, text_in_field
@@ -192,7 +192,7 @@ def _version(round_: Round, parser: str, scope: ItemSet) -> tuple[Any, ...]:
     evals = ItemSetMember.objects.filter(item_set__tier=ItemSet.Tier.EVAL).aggregate(
         n=Count("id"), top=Max("id")
     )
-    gold = _pass_version(round_, EvalPass(GOLD, GOLD, GOLD, "gold"))
+    gold = pass_version(round_, EvalPass(GOLD, GOLD, GOLD, "gold"))
     return (
         agg["n"], agg["last"].isoformat() if agg["last"] else "-", agg["top"], gold,
         _membership(scope), _membership(round_.item_set), evals["n"], evals["top"], round_.text_field,
