@@ -243,3 +243,21 @@ def test_form_encoded_api_numbers_are_read_as_whole_numbers(client, prefilled_ro
     assert nothing_written(a)
     good = client.post(url, PRED | {"base_version": "0", "time_spent_ms": "1500"})
     assert good.status_code == 200 and good.json()["time_spent_ms"] == 1500
+
+
+def test_a_lone_surrogate_cannot_reach_the_workspace_form_it_arrives_replaced(
+    client, prefilled_round, annotator
+):
+    # %ED%A0%80 is U+D800 as (invalid) UTF-8 bytes; Django decodes a form body with replacement,
+    # so the service never sees a surrogate from a form post: the save works and stores U+FFFD.
+    from urllib.parse import urlencode
+
+    client.force_login(annotator)
+    a = first(prefilled_round, annotator)
+    body = urlencode(form(PRED), doseq=True) + "&notes=x%ED%A0%80"
+    response = client.post(
+        reverse("annotate", args=[a.pk]), body, content_type="application/x-www-form-urlencoded"
+    )
+    assert response.status_code == 302
+    notes = Annotation.objects.get(assignment=a).notes
+    assert notes.startswith("x\ufffd") and notes.encode("utf-8")
