@@ -16,7 +16,14 @@ from annotator.filters import AssignmentFilter, ItemFilter
 from annotator.models import FLAGS, SLOT_FIELDS, Annotation, AnnotationRevision, Assignment, Item
 from annotator.roles import ADJUDICATOR, ADMIN, user_roles
 from annotator.selectors import assignment_for_user, prefill_for, prefills_for
-from annotator.services import AnnotationInvalid, StaleSave, annotation_submit
+from annotator.services import (
+    TEXT_MAX_CHARS,
+    TIME_SPENT_MAX_MS,
+    VERSION_MAX,
+    AnnotationInvalid,
+    StaleSave,
+    annotation_submit,
+)
 from nsmcore.schema import SLOTS
 
 
@@ -137,11 +144,19 @@ AnnotationIn = type(
     (serializers.Serializer,),
     {
         **{slot.name: _slot_field(slot) for slot in SLOTS},
-        "residue": serializers.CharField(required=False, allow_blank=True, default=""),
-        "notes": serializers.CharField(required=False, allow_blank=True, default=""),
+        "residue": serializers.CharField(
+            required=False, allow_blank=True, default="", max_length=TEXT_MAX_CHARS
+        ),
+        "notes": serializers.CharField(
+            required=False, allow_blank=True, default="", max_length=TEXT_MAX_CHARS
+        ),
         "flags": serializers.ListField(child=serializers.ChoiceField(choices=list(FLAGS)), required=False),
-        "base_version": serializers.IntegerField(min_value=0, help_text="the version you loaded; 0 at first"),
-        "time_spent_ms": serializers.IntegerField(min_value=0, required=False, default=0),
+        "base_version": serializers.IntegerField(
+            min_value=0, max_value=VERSION_MAX, help_text="the version you loaded; 0 at first"
+        ),
+        "time_spent_ms": serializers.IntegerField(
+            min_value=0, max_value=TIME_SPENT_MAX_MS, required=False, default=0
+        ),
     },
 )
 ACCEPTED = {*SLOT_FIELDS, "residue", "notes", "flags", "base_version", "time_spent_ms"}
@@ -151,6 +166,23 @@ def _values(data: Any) -> dict[str, Any]:
     if isinstance(data, QueryDict):  # form-encoded: flags may repeat
         return {k: data.get(k) for k in data} | {"flags": data.getlist("flags")}
     return dict(data)
+
+
+def _whole(value: Any) -> Any:
+    """A number as a form-encoded body (or a lenient JSON client) spells it: "12" is 12; anything
+    else is passed on as it is, for the service to name."""
+    if isinstance(value, str) and value.strip().isascii() and value.strip().lstrip("+-").isdigit():
+        return int(value)
+    return value
+
+
+def _printable(name: str) -> str:
+    """A field name safe to echo back in a JSON answer (a lone surrogate cannot be encoded)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return ascii(name)[1:-1]
+    return name
 
 
 class AnnotationSubmit(APIView):
@@ -169,7 +201,7 @@ class AnnotationSubmit(APIView):
         if not hasattr(request.data, "keys"):
             return Response({"detail": "expected a JSON object"}, status=status.HTTP_400_BAD_REQUEST)
         data = _values(request.data)
-        unknown = sorted(set(data) - ACCEPTED)
+        unknown = sorted(_printable(k) for k in set(data) - ACCEPTED)
         if unknown:
             return Response(
                 {k: {"message": "unknown field"} for k in unknown}, status=status.HTTP_400_BAD_REQUEST
@@ -177,23 +209,19 @@ class AnnotationSubmit(APIView):
         if "base_version" not in data:
             return Response({"base_version": {"message": "required; 0 for a first save"}}, status=400)
         try:
-            base_version = int(data["base_version"])
-            spent = int(data.get("time_spent_ms") or 0)
-        except (TypeError, ValueError):
-            return Response({"base_version": {"message": "must be a whole number"}}, status=400)
-        try:
+            # The service checks every value, numbers included (range, and no booleans).
             annotation = annotation_submit(
                 assignment=assignment,
                 user=request.user,
                 values=data,
-                base_version=base_version,
-                time_spent_ms=spent,
+                base_version=_whole(data["base_version"]),
+                time_spent_ms=_whole(data.get("time_spent_ms", 0)),
             )
         except AnnotationInvalid as invalid:
             return Response(invalid.errors, status=status.HTTP_400_BAD_REQUEST)
         except StaleSave as stale:
             return Response(
-                {"detail": str(stale), "current_version": stale.current.version},
+                {"detail": str(stale), "current_version": stale.current.version if stale.current else 0},
                 status=status.HTTP_409_CONFLICT,
             )
         return Response(AnnotationOut(annotation).data)

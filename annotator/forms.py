@@ -10,6 +10,7 @@ from django.contrib.auth.models import User
 from annotator.models import FLAGS, SLOT_FIELDS, ItemSet, Round
 from annotator.roles import ROLES
 from annotator.round_selectors import annotator_choices, parser_coverage
+from annotator.services import TEXT_MAX_CHARS, TIME_SPENT_MAX_MS, VERSION_MAX
 
 ROLE_CHOICES = [(role, role) for role in ROLES]
 
@@ -95,8 +96,8 @@ class AnnotationValuesForm(forms.Form):
     the values make an explication is nsmcore's check, in the service, which names slot and
     allowed values."""
 
-    residue = forms.CharField(required=False, strip=False, max_length=10_000)
-    notes = forms.CharField(required=False, strip=False, max_length=10_000)
+    residue = forms.CharField(required=False, strip=False, max_length=TEXT_MAX_CHARS)
+    notes = forms.CharField(required=False, strip=False, max_length=TEXT_MAX_CHARS)
     flags = forms.MultipleChoiceField(choices=[(f, f) for f in FLAGS], required=False)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -126,6 +127,6 @@ class SubmitForm(AnnotationValuesForm):
     ``replace_version`` comes only from the "Replace it with mine" button of a stale-save page: it
     names the saved version the annotator chose to overwrite after comparing it with theirs."""
 
-    base_version = forms.IntegerField(min_value=0)
-    time_spent_ms = forms.IntegerField(min_value=0, required=False)
-    replace_version = forms.IntegerField(min_value=1, required=False)
+    base_version = forms.IntegerField(min_value=0, max_value=VERSION_MAX)
+    time_spent_ms = forms.IntegerField(min_value=0, max_value=TIME_SPENT_MAX_MS, required=False)
+    replace_version = forms.IntegerField(min_value=1, max_value=VERSION_MAX, required=False)

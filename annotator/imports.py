@@ -51,12 +51,18 @@ class ImportProblem:
         return f"{where}: {self.message}"
 
 
+def capped(problems: list[ImportProblem]) -> list[ImportProblem]:
+    """The first MAX_REPORTED problems, then one (line 0) saying how many more there were, so
+    that every place that lists them (page, command, message) says so."""
+    if len(problems) <= MAX_REPORTED:
+        return list(problems)
+    return [*problems[:MAX_REPORTED], ImportProblem(0, "", f"... and {len(problems) - MAX_REPORTED} more")]
+
+
 class ImportFileError(ValueError):
     def __init__(self, problems: list[ImportProblem]):
-        self.problems = problems[:MAX_REPORTED]
-        more = len(problems) - len(self.problems)
-        text = "; ".join(str(p) for p in self.problems) + (f"; and {more} more" if more > 0 else "")
-        super().__init__(text)
+        self.problems = capped(problems)
+        super().__init__("; ".join(str(p) for p in self.problems))
 
 
 @dataclass
@@ -107,36 +113,66 @@ def detect_format(filename: str) -> str:
 
 
 def read_jsonl(data: bytes | str) -> list[tuple[int, dict[str, Any]]]:
-    """(line number, object) for every non-blank line; ImportFileError names a bad line."""
-    text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
-    return list(_records(text, "jsonl"))
+    """(line number, object) for every non-blank line; ImportFileError names every bad line."""
+    problems: list[ImportProblem] = []
+    rows = list(_records(_decode(data), "jsonl", problems))
+    if problems:
+        raise ImportFileError(problems)
+    return rows
 
 
-def _records(data: str, fmt: str) -> Iterable[tuple[int, dict[str, Any]]]:
+def _decode(data: bytes | str) -> str:
+    """The file as text; ImportFileError names each line holding a byte that is not UTF-8."""
+    if isinstance(data, str):
+        return data
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        pass
+    problems = []
+    # b"\n" is never part of a multi-byte UTF-8 character, so each line decodes on its own.
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        try:
+            line.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as error:
+            start = error.start + (3 if number == 1 and line.startswith(b"\xef\xbb\xbf") else 0)
+            problems.append(
+                ImportProblem(
+                    number, "", f"not UTF-8 text (byte 0x{line[start]:02x}, byte {start + 1} of the line)"
+                )
+            )
+    raise ImportFileError(problems or [ImportProblem(0, "", "not UTF-8 text")])
+
+
+def _records(data: str, fmt: str, problems: list[ImportProblem]) -> Iterable[tuple[int, dict[str, Any]]]:
+    """(line number, row) for every readable row; each unreadable one is added to ``problems``."""
     if fmt in ("tsv", "csv"):
         reader = csv.DictReader(io.StringIO(data, newline=""), delimiter="\t" if fmt == "tsv" else ",")
         for row in reader:
             if None in row:
-                raise ImportFileError(
-                    [
-                        ImportProblem(
-                            reader.line_num, "", f"more fields than the {len(reader.fieldnames)} headers"
-                        )
-                    ]
+                problems.append(
+                    ImportProblem(
+                        reader.line_num, "", f"more fields than the {len(reader.fieldnames)} headers"
+                    )
                 )
+                continue
             yield reader.line_num, row
         return
-    for number, line in enumerate(data.splitlines(), start=1):
+    # Lines end at "\n" only: str.splitlines() also cuts at U+2028 and other separators, which
+    # JSON allows unescaped inside a string.
+    for number, line in enumerate(data.split("\n"), start=1):
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as error:
-            raise ImportFileError(
-                [ImportProblem(number, "", f"malformed JSON: {error.msg} (character {error.colno})")]
-            ) from None
+            problems.append(
+                ImportProblem(number, "", f"malformed JSON: {error.msg} (character {error.colno})")
+            )
+            continue
         if not isinstance(obj, dict):
-            raise ImportFileError([ImportProblem(number, "", "expected a JSON object")])
+            problems.append(ImportProblem(number, "", "expected a JSON object"))
+            continue
         yield number, obj
 
 
@@ -153,24 +189,22 @@ def read_items(data: bytes | str, fmt: str) -> list[dict[str, Any]]:
         raise ImportFileError(
             [ImportProblem(0, "", f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")]
         )
-    if isinstance(data, bytes):
-        try:
-            data = data.decode("utf-8-sig")
-        except UnicodeDecodeError as error:
-            raise ImportFileError([ImportProblem(0, "", f"not UTF-8 text (byte {error.start})")]) from None
+    data = _decode(data)
     labels = set(active_rule_set().emotions)
     required = ("source_id", "reference_label", "text") + (("masked_text",) if fmt == "tsv" else ())
     problems: list[ImportProblem] = []
     rows: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
-    for line, raw in _records(data, fmt):
+    absent: dict[str, list[int]] = {key: [] for key in required}  # lines without the field at all
+    for line, raw in _records(data, fmt, problems):
         row: dict[str, Any] = {"line": line}
         for key in ("source_id", "reference_label", "text", "masked_text"):
             column, value = _pick(raw, key)
             value = "" if value is None else str(value).strip()
-            if key in required and not value:
-                names = " or ".join(ALIASES[key][:2])
-                problems.append(ImportProblem(line, column or names, "missing or empty"))
+            if key in required and column is None:
+                absent[key].append(line)
+            elif key in required and not value:
+                problems.append(ImportProblem(line, column, "missing or empty"))
             row[key] = value
         if row["reference_label"] and row["reference_label"] not in labels:
             column, _ = _pick(raw, "reference_label")
@@ -201,11 +235,33 @@ def read_items(data: bytes | str, fmt: str) -> list[dict[str, Any]]:
         row["appraisals"] = appraisals
         row["metadata"] = {name: raw[name] for name in METADATA if raw.get(name) not in (None, "")}
         rows.append(row)
+    problems += _absent_fields(absent, len(rows), fmt, data)
     if not rows and not problems:
         problems.append(ImportProblem(0, "", "the file holds no rows"))
     if problems:
-        raise ImportFileError(problems)
+        raise ImportFileError(sorted(problems, key=lambda p: p.line))
     return rows
+
+
+def _absent_fields(absent: dict[str, list[int]], rows: int, fmt: str, data: str) -> list[ImportProblem]:
+    """A required field absent from every row is one problem (a column the header lacks), not
+    one per row; absent from some JSONL lines, it is named on each of them."""
+    problems = []
+    for key, lines in absent.items():
+        names = " or ".join(ALIASES[key][:2])
+        if not lines:
+            continue
+        if len(lines) < rows:
+            problems += [ImportProblem(line, names, "missing or empty") for line in lines]
+        elif fmt == "jsonl":
+            article = "an" if names[0] in "aeiou" else "a"
+            problems.append(ImportProblem(0, "", f"no line has {article} {names} field"))
+        else:
+            delimiter = "\t" if fmt == "tsv" else ","
+            header = next(csv.reader(io.StringIO(data, newline=""), delimiter=delimiter), [])
+            shown = ", ".join(h for h in header if h) or "nothing"
+            problems.append(ImportProblem(1, "", f"no {names} column; the header has: {shown}"))
+    return problems
 
 
 @dataclass
@@ -283,7 +339,7 @@ def items_preview(
     except ImportFileError as error:
         preview.problems = error.problems
         return preview
-    preview.problems = plan.conflicts[:MAX_REPORTED]
+    preview.problems = capped(plan.conflicts)
     preview.rows, preview.new, preview.present = len(plan.rows), len(plan.new), len(plan.present)
     preview.first = [
         PreviewRow(

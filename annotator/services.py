@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, User
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Count, F
 from django.utils import timezone
 
@@ -29,6 +29,11 @@ from annotator.models import (
 from annotator.round_selectors import prefill_overlap, prefilled_seen
 from annotator.selectors import prefill_for
 from annotator.versions import round_changed
+
+# Bounds of what an annotation submit accepts, the same in the workspace form, the API and here.
+TEXT_MAX_CHARS = 2_000  # residue and notes each
+TIME_SPENT_MAX_MS = 86_400_000  # one day: more is a clock or client fault, not work
+VERSION_MAX = 2_147_483_647  # the largest version the column holds
 
 
 class RoundError(ValueError):
@@ -62,15 +67,23 @@ class AnnotationInvalid(ValueError):
 
 
 class StaleSave(Exception):
-    """The annotation changed since the form was loaded (another tab or window saved it)."""
+    """The annotation changed since the form was loaded (another tab or window saved it), or the
+    save names a version that was never saved (``current`` is then None)."""
 
-    def __init__(self, current: Annotation):
+    def __init__(self, current: Annotation | None, *, base_version: int = 0):
         self.current = current
-        super().__init__(
-            f"this annotation was saved elsewhere (now version {current.version}, "
-            f"at {timezone.localtime(current.updated_at):%H:%M:%S}); reload to see it. "
-            "Your values were not saved."
-        )
+        if current is None:
+            message = (
+                f"this annotation has no saved version, but the save says it was loaded at version "
+                f"{base_version}; reload the item. Your values were not saved."
+            )
+        else:
+            message = (
+                f"this annotation was saved elsewhere (now version {current.version}, "
+                f"at {timezone.localtime(current.updated_at):%H:%M:%S}); reload to see it. "
+                "Your values were not saved."
+            )
+        super().__init__(message)
 
 
 @transaction.atomic
@@ -297,22 +310,55 @@ def _why_no_work(
     return f"{name} already has, or saw prefilled, every pending item"
 
 
+def text_problem(value: Any) -> str:
+    """Why a residue or notes value cannot be stored ("" when it can): not a string, a NUL
+    (PostgreSQL refuses it), a lone surrogate (not encodable as UTF-8), or over TEXT_MAX_CHARS."""
+    if not isinstance(value, str):
+        return f"must be a string, not {type(value).__name__}"
+    if "\x00" in value:
+        return "contains a NUL character"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return f"contains a lone surrogate ({value[error.start]!a}), not text"
+    if len(value) > TEXT_MAX_CHARS:
+        return f"at most {TEXT_MAX_CHARS:,} characters (it has {len(value):,})"
+    return ""
+
+
+def whole_number_problem(value: Any, low: int, high: int) -> str:
+    """Why ``value`` is not a whole number in [low, high] ("" when it is). Booleans are not
+    numbers, whatever Python says."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        shown = ascii(value[:40]) if isinstance(value, str) else type(value).__name__
+        return f"must be a whole number, not {shown}"
+    if not low <= value <= high:
+        return f"must be between {low:,} and {high:,}"
+    return ""
+
+
 def _validate(values: dict[str, Any]) -> tuple[nsmcore.Explication, list[str]]:
     # An absent or empty slot is reported as missing (with its allowed values), not as a bad value.
     obj = {name: values[name] for name in SLOT_FIELDS if values.get(name) not in (None, "")}
-    obj["residue"] = values.get("residue") or ""
-    obj["notes"] = values.get("notes") or ""
     errors: dict[str, dict[str, Any]] = {}
+    for name in ("residue", "notes"):
+        obj[name] = values.get(name) or ""
+        problem = text_problem(obj[name])
+        if problem:
+            errors[name] = {"message": problem}
+            obj[name] = ""  # reported; let nsmcore check the slots
     explication, problems = nsmcore.check(obj)
     for problem in problems:
-        errors[problem.slot] = {"message": problem.message, "allowed": list(problem.allowed)}
+        errors.setdefault(problem.slot, {"message": problem.message, "allowed": list(problem.allowed)})
     flags = values.get("flags") or []
     if isinstance(flags, str):
+        flags = [flags]
+    if not isinstance(flags, list):
         flags = [flags]
     bad = [f for f in flags if f not in FLAGS]
     if bad:
         errors["flags"] = {
-            "message": f"unknown flags {bad}; allowed: {', '.join(FLAGS)}",
+            "message": f"unknown flags {bad!a}; allowed: {', '.join(FLAGS)}",
             "allowed": list(FLAGS),
         }
     if errors or explication is None:
@@ -330,11 +376,23 @@ def annotation_submit(
     time_spent_ms: int = 0,
 ) -> Annotation:
     """Save an annotator's slots as a new revision. ``base_version`` is the version the form was
-    loaded at (0 for a first save); if the annotation has moved on since, StaleSave is raised
-    and nothing is written."""
+    loaded at (0 for a first save); if the annotation has moved on since, or another first save
+    won the race, StaleSave is raised and nothing is written. Bad values, numbers out of range
+    (``time_spent_ms`` 0 to TIME_SPENT_MAX_MS) and texts over TEXT_MAX_CHARS raise
+    AnnotationInvalid naming each field."""
     if assignment.annotator_id != user.pk:
         raise PermissionError("only the assigned annotator can submit this annotation")
-    explication, flags = _validate(values)
+    numbers = {
+        "base_version": whole_number_problem(base_version, 0, VERSION_MAX),
+        "time_spent_ms": whole_number_problem(time_spent_ms, 0, TIME_SPENT_MAX_MS),
+    }
+    errors = {name: {"message": problem} for name, problem in numbers.items() if problem}
+    try:
+        explication, flags = _validate(values)
+    except AnnotationInvalid as invalid:
+        raise AnnotationInvalid({**invalid.errors, **errors}) from None
+    if errors:
+        raise AnnotationInvalid(errors)
     slots = explication.slots()
     prefill = prefill_for(assignment.round, assignment.item)
     kept = [s for s in SLOT_FIELDS if prefill and prefill.get(s) == slots[s]]
@@ -345,13 +403,19 @@ def annotation_submit(
         "flags": flags,
         "prefill": prefill,
         "kept_prefill": kept,
-        "time_spent_ms": max(0, int(time_spent_ms)),
+        "time_spent_ms": time_spent_ms,
     }
     annotation = Annotation.objects.filter(assignment=assignment).first()
     if annotation is None:
         if base_version != 0:
-            raise StaleSave(_fresh(assignment))
-        annotation = Annotation.objects.create(assignment=assignment, version=1, **fields)
+            raise StaleSave(None, base_version=base_version)
+        try:
+            # The insert claims the first save: of two racing first saves, the unique assignment
+            # lets exactly one in; the other is as stale as a later save that lost.
+            with transaction.atomic():
+                annotation = Annotation.objects.create(assignment=assignment, version=1, **fields)
+        except IntegrityError:
+            raise StaleSave(_fresh(assignment)) from None
     else:
         # A conditional update claims the save: of two racing tabs, exactly one matches.
         claimed = Annotation.objects.filter(pk=annotation.pk, version=base_version).update(

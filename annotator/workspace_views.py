@@ -151,6 +151,9 @@ def annotate(request: HttpRequest, assignment_id: int) -> HttpResponse:
             time_spent_ms=meta.cleaned_data["time_spent_ms"] or 0,
         )
     except StaleSave as stale:
+        if stale.current is None:  # a version that was never saved: nothing to compare with
+            errors = {"base_version": {"message": str(stale)}}
+            return _page(request, assignment, values=values, errors=errors, base_version=0, status=409)
         return _page(
             request, assignment, values=values, saved=stale.current, base_version=loaded_at, status=409
         )

@@ -6,7 +6,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
 
-from annotator.imports import ImportFileError, items_import, read_items
+from annotator.imports import MAX_REPORTED, ImportFileError, items_import, read_items, read_jsonl
 from annotator.models import Item
 
 pytestmark = pytest.mark.django_db
@@ -66,7 +66,7 @@ def test_reimporting_the_same_file_creates_nothing_and_says_so():
             "line 2: malformed JSON",
         ),
         ('["not", "an", "object"]', "jsonl", "line 1: expected a JSON object"),
-        ("text_id,emotion\n5,joy\n", "csv", "line 2, column generated_text or text: missing or empty"),
+        ("text_id,emotion\n5,joy\n", "csv", "line 1: no generated_text or text column; the header has"),
         ("", "csv", "no rows"),
         ("x", "xml", "unknown format 'xml'"),
     ],
@@ -412,3 +412,84 @@ def test_every_appraisal_rating_the_baseline_reads_is_stored_by_the_import():
     item = Item.objects.get(source="appraisals")
     assert len(APPRAISALS) == 21
     assert item.appraisals == {name: 1 + k % 5 for k, name in enumerate(APPRAISALS)}
+
+
+# Import errors name the real line (issue 17, "Input") --------------------------------------------
+
+
+def test_a_bad_utf8_byte_is_reported_on_its_own_line_and_every_such_line_is_named():
+    data = GOOD_TSV.encode() + b"2\t13\tjoy\tI felt \xff fine.\tI felt ... fine.\t1\t1\t1\n"
+    data += b"3\t14\tjoy\tok\tok\t1\t1\t1\n4\t15\tfear\t\xc3(\tx\t1\t1\t1\n"
+    with pytest.raises(ImportFileError) as caught:
+        read_items(data, "tsv")
+    assert [p.line for p in caught.value.problems] == [4, 6]
+    assert "line 4: not UTF-8 text (byte 0xff" in str(caught.value)
+    assert "line 6: not UTF-8 text (byte 0xc3" in str(caught.value)
+
+
+def test_a_bad_utf8_byte_in_a_jsonl_import_is_an_import_error_naming_its_line():
+    good = '{"text_id": "a", "emotion": "joy", "text": "x"}\n'
+    data = (good * 2).encode() + b'{"text_id": "b", "emotion": "joy", "text": "caf\xe9"}\n'
+    with pytest.raises(ImportFileError, match="line 3: not UTF-8 text"):
+        read_items(data, "jsonl")
+    with pytest.raises(ImportFileError, match="line 3: not UTF-8 text"):
+        read_jsonl(data)  # the reader of prediction and pass imports
+    assert Item.objects.count() == 0
+
+
+def test_a_missing_column_is_reported_once_not_once_per_row():
+    data = "text_id,emotion\n" + "".join(f"{i},joy\n" for i in range(30))
+    with pytest.raises(ImportFileError) as caught:
+        read_items(data, "csv")
+    assert len(caught.value.problems) == 1
+    [problem] = caught.value.problems
+    assert problem.line == 1 and "no generated_text or text column" in str(problem)
+    assert "the header has: text_id, emotion" in str(problem)
+
+
+def test_a_field_missing_from_every_jsonl_line_is_reported_once_but_from_some_lines_on_each():
+    none_have_it = "".join(f'{{"text_id": "{i}", "text": "x"}}\n' for i in range(5))
+    with pytest.raises(ImportFileError) as caught:
+        read_items(none_have_it, "jsonl")
+    assert [str(p) for p in caught.value.problems] == ["no line has an emotion or reference_label field"]
+    some = '{"text_id": "1", "emotion": "joy", "text": "x"}\n{"text_id": "2", "text": "y"}\n'
+    with pytest.raises(ImportFileError) as caught:
+        read_items(some, "jsonl")
+    assert [str(p) for p in caught.value.problems] == [
+        "line 2, column emotion or reference_label: missing or empty"
+    ]
+
+
+def test_every_bad_jsonl_line_is_reported_up_to_the_cap():
+    good = '{"text_id": "%d", "emotion": "joy", "text": "x"}'
+    lines = [good % 1, '{"text_id": 2,', good % 3, "[1, 2]", good % 5, "not json"]
+    with pytest.raises(ImportFileError) as caught:
+        read_items("\n".join(lines) + "\n", "jsonl")
+    assert [p.line for p in caught.value.problems] == [2, 4, 6]
+    many = "\n".join(["{"] * (MAX_REPORTED + 7)) + "\n"
+    with pytest.raises(ImportFileError) as caught:
+        read_jsonl(many)
+    shown = caught.value.problems
+    assert len(shown) == MAX_REPORTED + 1 and shown[-1].line == 0
+    assert str(shown[-1]) == "... and 7 more" and str(caught.value).endswith("; ... and 7 more")
+    assert [p.line for p in shown[:-1]] == list(range(1, MAX_REPORTED + 1))
+
+
+def test_jsonl_lines_are_split_at_newlines_only_not_at_unicode_line_separators():
+    # U+2028 is legal unescaped inside a JSON string; str.splitlines() cut the line there
+    data = '{"text_id": "a", "emotion": "joy", "text": "one\u2028two"}\n{"text_id": 2,\n'
+    with pytest.raises(ImportFileError) as caught:
+        read_items(data, "jsonl")
+    assert [str(p)[:26] for p in caught.value.problems] == ["line 2: malformed JSON: Ex"]
+    rows = read_items(data.split("\n")[0], "jsonl")
+    assert rows[0]["text"] == "one\u2028two"
+
+
+def test_the_import_page_says_how_many_problems_it_did_not_list(client, admin_user, tmp_path, settings):
+    client.force_login(admin_user)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(["{"] * (MAX_REPORTED + 3)) + "\n")
+    response = _preview(client, bad)
+    assert response.status_code == 400
+    assert "... and 3 more" in response.content.decode()
+    assert not Item.objects.exists()
