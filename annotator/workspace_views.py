@@ -28,7 +28,13 @@ from annotator.selectors import (
     round_progress,
     round_status_counts,
 )
-from annotator.services import AnnotationInvalid, StaleSave, annotation_submit, assignment_skip
+from annotator.services import (
+    TEXT_MAX_CHARS,
+    AnnotationInvalid,
+    StaleSave,
+    annotation_submit,
+    assignment_skip,
+)
 from nsmcore.schema import SLOTS
 from rules.rulesets import active_rule_set
 
@@ -89,6 +95,7 @@ def _page(
         "prefilled": prefill is not None,
         "base_version": (annotation.version if annotation else 0) if base_version is None else base_version,
         "errors": errors or {},
+        "text_max": TEXT_MAX_CHARS,
         "saved": saved,
         "compare": _compare(saved, values) if saved else [],
         "keys": KEYS,

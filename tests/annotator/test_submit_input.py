@@ -261,3 +261,11 @@ def test_a_lone_surrogate_cannot_reach_the_workspace_form_it_arrives_replaced(
     assert response.status_code == 302
     notes = Annotation.objects.get(assignment=a).notes
     assert notes.startswith("x\ufffd") and notes.encode("utf-8")
+
+
+def test_the_form_tells_the_browser_the_same_text_limit(client, annotator, prefilled_round):
+
+    assignment = Assignment.objects.filter(annotator=annotator).first()
+    client.force_login(annotator)
+    page = client.get(reverse("annotate", args=[assignment.pk])).content.decode()
+    assert page.count(f'maxlength="{TEXT_MAX_CHARS}"') == 2  # residue and notes
