@@ -1,3 +1,7 @@
+"""The WSGI entry point (gunicorn config.wsgi:application, what `manage.py serve` runs). It
+defaults to the production settings: a server started without DJANGO_SETTINGS_MODULE must not run
+with DEBUG on. `manage.py runserver` sets the development settings before it reads this."""
+
 import os
 import sys
 
@@ -5,7 +9,7 @@ from django.core.wsgi import get_wsgi_application
 
 from config.env import ConfigError
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.dev")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.prod")
 try:
     application = get_wsgi_application()
 except ConfigError as error:  # one line naming the variable, as manage.py says it (config/cli.py)

@@ -1,18 +1,21 @@
-"""`manage.py runapp [ADDR:PORT]`: the web server and a Celery worker together (what `make run` runs).
+"""`manage.py runapp [ADDR:PORT]`: the development web server and a Celery worker together (what
+`make run` runs).
 
 The worker uses the configured broker: Redis when REDIS_URL is set, otherwise the embedded
 filesystem broker under var/broker, so background jobs run with progress on a fresh machine with
-no server installed. Stopping the command (Ctrl-C) stops both."""
+no server installed. Both run as children of this command (jobs.supervisor): Ctrl-C or SIGTERM
+stops both, and if either exits the other is stopped too. (The web server once ran inside this
+process, and a SIGTERM killed it without stopping the worker, which went on taking jobs.)"""
 
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 
 from django.conf import settings
-from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
+
+from jobs.supervisor import broker_description, supervise, worker_command
 
 
 class Command(BaseCommand):
@@ -26,27 +29,17 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
-        # runserver's autoreloader runs this command again in a child (RUN_MAIN=true); only the
-        # outer process starts the worker, so a reload never starts a second one.
-        worker = None
-        if os.environ.get("RUN_MAIN") != "true":
-            broker = "Redis" if settings.REDIS_URL else f"the embedded broker in {settings.NSM_BROKER_DIR}"
-            self.stdout.write(f"Starting a background-job worker on {broker}.")
-            settings_module = os.environ.get("DJANGO_SETTINGS_MODULE", "config.settings.dev")
-            worker = subprocess.Popen(
-                [
-                    sys.executable, "-m", "celery", "-A", "config", "worker",
-                    "--pool", "threads", "--concurrency", str(options["concurrency"]),
-                    "--loglevel", "INFO", "--without-gossip", "--without-mingle", "--hostname", "nsm-dev@%h",
-                ],
-                env={**os.environ, "DJANGO_SETTINGS_MODULE": settings_module},
-            )  # fmt: skip
-        try:
-            call_command("runserver", options["addrport"], use_reloader=not options["noreload"])
-        finally:
-            if worker is not None:
-                worker.terminate()
-                try:
-                    worker.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    worker.kill()
+        self.stdout.write(f"Starting the web server and a background-job worker on {broker_description()}.")
+        self.stdout.flush()
+        settings_module = os.environ.get("DJANGO_SETTINGS_MODULE", "config.settings.dev")
+        web = [sys.executable, str(settings.BASE_DIR / "manage.py"), "runserver", options["addrport"]]
+        if options["noreload"]:
+            web.append("--noreload")
+        code = supervise(
+            {"web": web, "worker": worker_command(concurrency=options["concurrency"], hostname="nsm-dev@%h")},
+            env={**os.environ, "DJANGO_SETTINGS_MODULE": settings_module},
+            grace=10,
+            write=lambda line: (self.stdout.write(line), self.stdout.flush()),
+        )
+        if code:
+            raise CommandError("the web server or the worker exited; both are stopped", returncode=code)

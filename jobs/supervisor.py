@@ -1,0 +1,103 @@
+"""Run a web server and a Celery worker as one unit (`manage.py serve`, `manage.py runapp`).
+
+Both children run in a session of their own, so a terminal's Ctrl-C or a process manager's signal
+reaches only the supervisor, which stops them in order: SIGTERM, then SIGKILL after a grace period.
+SIGTERM or SIGINT to the supervisor stops both; if either child exits, the other is stopped and the
+supervisor exits non-zero. On Linux each child also gets SIGTERM if the supervisor itself is killed
+(PR_SET_PDEATHSIG), so not even a SIGKILL leaves a worker taking jobs with nobody watching it."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+from django.conf import settings
+
+
+def worker_command(*, concurrency: int, hostname: str, loglevel: str = "INFO") -> list[str]:
+    """The Celery worker both commands run: threads (the jobs are I/O and torch, which releases
+    the GIL), no gossip or mingle (one worker per machine)."""
+    return [
+        sys.executable, "-m", "celery", "-A", "config", "worker",
+        "--pool", "threads", "--concurrency", str(concurrency), "--loglevel", loglevel,
+        "--without-gossip", "--without-mingle", "--hostname", hostname,
+    ]  # fmt: skip
+
+
+def broker_description() -> str:
+    return "Redis" if settings.REDIS_URL else f"the embedded broker in {settings.NSM_BROKER_DIR}"
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+class Stop(Exception):
+    """A signal asked the supervisor to stop."""
+
+
+def supervise(
+    children: dict[str, list[str]],
+    *,
+    env: dict[str, str],
+    grace: float = 30.0,
+    write: Callable[[str], None] = print,
+) -> int:
+    """Start each child, wait until a signal comes or a child exits, then stop them all. Returns
+    0 after a signal, 1 when a child exited by itself (its name and status are written)."""
+    received: list[int] = []
+
+    def on_signal(signum, frame):
+        received.append(signum)
+        raise Stop
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    started: dict[str, subprocess.Popen] = {}
+    code = 0
+    try:
+        for name, command in children.items():
+            preexec = _die_with_parent if sys.platform.startswith("linux") else None
+            started[name] = subprocess.Popen(command, env=env, start_new_session=True, preexec_fn=preexec)
+            write(f"{name} started (pid {started[name].pid})")
+        while True:
+            for name, process in started.items():
+                status = process.poll()
+                if status is not None:
+                    write(f"{name} exited with status {status}; stopping the others")
+                    code = 1
+                    raise Stop
+            time.sleep(0.2)
+    except Stop:
+        if received:
+            write(f"{signal.Signals(received[0]).name} received; stopping {', '.join(started)}")
+    finally:
+        # a second signal while stopping must not interrupt the stop
+        for sig in previous:
+            signal.signal(sig, signal.SIG_IGN)
+        _stop_all(started, grace=grace, write=write)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return code
+
+
+def _stop_all(started: dict[str, subprocess.Popen], *, grace: float, write: Callable[[str], None]) -> None:
+    for process in started.values():
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    for name, process in started.items():
+        try:
+            process.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            write(f"{name} did not stop within {grace:.0f} s; killing it")
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
