@@ -243,11 +243,6 @@ def test_check_deploy_finds_nothing_to_secure_in_the_production_settings(prod):
     assert "security." not in result.stdout + result.stderr, result.stdout + result.stderr
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="drf_spectacular.W001 on annotator.api.MyAssignments (its get_queryset filters by the "
-    "anonymous user of the schema generator); the fix belongs to annotator/api.py",
-)
 def test_check_deploy_prints_no_warning_at_all(prod):
     result = check_deploy(prod)
     assert result.returncode == 0, result.stdout + result.stderr
