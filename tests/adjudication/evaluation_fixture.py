@@ -14,6 +14,8 @@ SHAME fires shame and guilt (shame outranks guilt); NO_RULE is legal and fires n
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 
 from adjudication.gold import gold_resolve, gold_sync
@@ -82,3 +84,13 @@ def make_evaluation_round(alice, bob, adjudicator) -> Round:
 
 def _diff(a: dict[str, str], b: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in a.items() if b.get(k) != v}
+
+
+def evaluation_url(round_: Round, query: str = "") -> str:
+    """The round's Evaluation page, with a query string when given."""
+    return f"/adjudicate/rounds/{round_.pk}/evaluation/" + (f"?{query}" if query else "")
+
+
+def csv_rows(response) -> list[dict[str, str]]:
+    """The rows of a CSV download, keyed by its header."""
+    return list(csv.DictReader(io.StringIO(response.content.decode())))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 
@@ -11,9 +10,10 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from adjudication.models import GoldItem
-from annotator.models import Annotation, Round
+from annotator.models import Annotation
 from annotator.sampling import item_set_from_items
-from tests.adjudication.evaluation_fixture import make_evaluation_round
+from tests.adjudication.evaluation_fixture import csv_rows, make_evaluation_round
+from tests.adjudication.evaluation_fixture import evaluation_url as url
 
 
 @pytest.fixture
@@ -25,14 +25,6 @@ def round_(annotator, other_annotator, adjudicator):
 def adjudicator_client(client, adjudicator):
     client.force_login(adjudicator)
     return client
-
-
-def url(round_: Round, query: str = "") -> str:
-    return f"/adjudicate/rounds/{round_.pk}/evaluation/" + (f"?{query}" if query else "")
-
-
-def rows_of(response) -> list[dict[str, str]]:
-    return list(csv.DictReader(io.StringIO(response.content.decode())))
 
 
 def test_the_page_shows_the_headline_with_intervals_and_its_evidence(adjudicator_client, round_):
@@ -95,17 +87,17 @@ def test_every_table_downloads_as_csv_with_its_evidence(adjudicator_client, roun
         )
         assert response.status_code == 200, table
         assert response["Content-Type"].startswith("text/csv")
-        rows = rows_of(response)
+        rows = csv_rows(response)
         assert rows, table
         assert all(
             r["tier"] == "S" and r["items"] == "6" and r["pass"] == "eval-round/annotator:alice" for r in rows
         )
-    confusion = rows_of(
+    confusion = csv_rows(
         adjudicator_client.get(url(round_, "pass=annotator:alice&format=csv&table=confusion"))
     )
     guilt = next(r for r in confusion if r["reference_label"] == "guilt")
     assert (guilt["guilt"], guilt["shame"], guilt["abstain"]) == ("1", "1", "0")
-    headline = rows_of(adjudicator_client.get(url(round_, "pass=annotator:bob&format=csv&table=headline")))
+    headline = csv_rows(adjudicator_client.get(url(round_, "pass=annotator:bob&format=csv&table=headline")))
     accuracy = next(r for r in headline if r["figure"] == "accuracy")
     assert (accuracy["k"], accuracy["n"], accuracy["value"]) == ("3", "6", "0.5000")
 
@@ -114,7 +106,7 @@ def test_the_compare_table_downloads_with_both_passes(adjudicator_client, round_
     response = adjudicator_client.get(
         url(round_, "pass=annotator:alice&compare=gold&orders=10&format=csv&table=compare")
     )
-    rows = rows_of(response)
+    rows = csv_rows(response)
     accuracy = next(r for r in rows if r["figure"] == "accuracy")
     assert (accuracy["a_k"], accuracy["b_k"], accuracy["difference"]) == ("4", "5", "-0.1667")
     assert accuracy["b_pass"] == "eval-round/gold"

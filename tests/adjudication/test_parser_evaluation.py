@@ -23,7 +23,6 @@ experiencer and body (h3's value is out of set, so missing) show no variation ->
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 
@@ -40,7 +39,15 @@ from annotator.models import Assignment, Item, ItemSet, ParserPrediction, Round
 from annotator.sampling import item_set_from_items
 from annotator.services import annotation_submit, round_create
 from nsmcore.baselines import APPRAISALS, train_appraisal_baseline, train_label_classifier
-from tests.adjudication.evaluation_fixture import ANGER, GUILT, NO_RULE, PRIDE, SHAME
+from tests.adjudication.evaluation_fixture import (
+    ANGER,
+    GUILT,
+    NO_RULE,
+    PRIDE,
+    SHAME,
+    csv_rows,
+)
+from tests.adjudication.evaluation_fixture import evaluation_url as url
 
 LABELS = {
     "t1": "guilt", "t2": "shame", "t3": "pride", "t4": "anger", "t5": "guilt", "t6": "pride",
@@ -212,14 +219,6 @@ def adjudicator_client(client, adjudicator):
     return client
 
 
-def url(round_: Round, query: str) -> str:
-    return f"/adjudicate/rounds/{round_.pk}/evaluation/?{query}"
-
-
-def rows_of(response) -> list[dict[str, str]]:
-    return list(csv.DictReader(io.StringIO(response.content.decode())))
-
-
 def test_the_page_shows_the_parser_section_for_a_parser_pass(adjudicator_client, round_):
     response = adjudicator_client.get(url(round_, "pass=parser:clf&orders=10&heldout=pe-heldout"))
     assert response.status_code == 200
@@ -249,7 +248,7 @@ def test_the_page_has_no_parser_section_for_another_pass(adjudicator_client, rou
 
 def test_the_parser_tables_download_as_csv_with_their_evidence(adjudicator_client, round_):
     query = "pass=parser:clf&orders=10&heldout=pe-heldout&format=csv"
-    slots = rows_of(adjudicator_client.get(url(round_, query + "&table=parser_slots")))
+    slots = csv_rows(adjudicator_client.get(url(round_, query + "&table=parser_slots")))
     assert len(slots) == 12
     others = next(r for r in slots if r["slot"] == "others_know")
     assert (others["k"], others["n"], others["value"]) == ("3", "4", "0.7500")
@@ -257,7 +256,7 @@ def test_the_parser_tables_download_as_csv_with_their_evidence(adjudicator_clien
     assert (others["held_out"], others["tier"], others["items"], others["without_gold"]) == (
         "pe-heldout", "eval", "4", "1",
     )  # fmt: skip
-    labels = rows_of(adjudicator_client.get(url(round_, query + "&table=parser_labels")))
+    labels = csv_rows(adjudicator_client.get(url(round_, query + "&table=parser_labels")))
     figures = {(r["model"], r["figure"]): r for r in labels}
     assert (figures[(PATHWAY, "legality")]["k"], figures[(PATHWAY, "legality")]["n"]) == ("3", "5")
     assert figures[(PATHWAY, "selective accuracy")]["n"] == "2"
