@@ -7,7 +7,8 @@ import django_filters
 from django.db.models import Q, QuerySet
 
 from adjudication.gold import ADJUDICATED, CONVENTION, UNANIMOUS
-from adjudication.models import GoldItem
+from adjudication.models import Convention, GoldItem
+from annotator.models import Round
 from nsmcore.schema import SLOT_NAMES
 
 REVIEW = "review"
@@ -48,3 +49,15 @@ class GoldFilter(django_filters.FilterSet):
         for slot in SLOT_NAMES:
             any_slot |= Q(**{f"construals__provenance__{slot}__source": value})
         return queryset.filter(pk__in=GoldItem.objects.filter(any_slot).values("pk"))
+
+
+class ConventionFilter(django_filters.FilterSet):
+    """The conventions list of the API: by round (its id), by status, by slot."""
+
+    round = django_filters.ModelChoiceFilter(queryset=Round.objects.all())
+    status = django_filters.ChoiceFilter(choices=Convention.Status.choices)
+    slot = django_filters.ChoiceFilter(choices=[(s, s) for s in SLOT_NAMES])
+
+    class Meta:
+        model = Convention
+        fields: list[str] = []
