@@ -15,6 +15,7 @@ from dataclasses import asdict
 from typing import Any
 
 from django.db.models import Count, QuerySet
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field
@@ -54,6 +55,7 @@ from annotator.models import Annotation, Round
 from annotator.roles import ADJUDICATOR, ADMIN, user_roles
 from nsmcore.schema import SLOT_BY_NAME, SLOT_NAMES, SLOTS
 
+ID_RANGE = {"minimum": -(2**63), "maximum": 2**63 - 1}  # what a database column holds (IdFilter)
 PREVIEW_SIZE = 200  # the convention page's list; the count covers every match
 
 # Permissions ---------------------------------------------------------------------------------------
@@ -387,7 +389,10 @@ class ConventionList(generics.ListAPIView):
     def get_queryset(self) -> QuerySet[Convention]:
         return _conventions()
 
-    @extend_schema(responses={200: ConventionOut(many=True), **_errors(400, 401, 403, 404)})
+    @extend_schema(
+        parameters=[OpenApiParameter("round", {"type": "integer", **ID_RANGE}, description="a round's id")],
+        responses={200: ConventionOut(many=True), **_errors(400, 401, 403, 404)},
+    )
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
@@ -642,6 +647,9 @@ def _preview_doc(preview: GoldPreview) -> dict[str, Any]:
 
 
 def _gold(round_id: int, item_id: int) -> GoldItem:
+    if not all(ID_RANGE["minimum"] <= i <= ID_RANGE["maximum"] for i in (round_id, item_id)):
+        # Django spares a primary key lookup this, not a foreign key's: SQLite would overflow (500)
+        raise Http404("no gold record has these ids")
     rows = GoldItem.objects.select_related("item", "round").prefetch_related("construals")
     rows = rows.annotate(changes_count=Count("changes", distinct=True))
     return get_object_or_404(rows, round_id=round_id, item_id=item_id)

@@ -195,7 +195,8 @@ def test_the_list_filters_by_round_status_and_slot(openapi, api, adjudicator, ac
     assert ids(slot="agency", status="proposed") == []
     listed = api.get(url, {"status": "accepted"}).json()["results"][0]
     assert [v["adjudicator"] for v in listed["votes"]] == ["carol", "dave"]
-    for bad in ({"status": "maybe"}, {"slot": "mood"}, {"round": 999999}, {"round": "x"}):
+    assert ids(round=999999) == []  # no such round: none of its conventions
+    for bad in ({"status": "maybe"}, {"slot": "mood"}, {"round": "x"}, {"round": "1.5"}, {"round": 2**63}):
         response = api.get(url, bad)
         assert response.status_code == 400, bad
         assert set(conforms(openapi, response)) == set(bad)
@@ -657,6 +658,14 @@ def test_unknown_conventions_rounds_and_items_are_404s(openapi, api, adjudicator
     assert not GoldItem.objects.exists()
     response = api.post(reverse("api_gold_resolve", args=[submitted.pk, 999999]), {}, format="json")
     assert response.status_code == 404 and conforms(openapi, response)
+    for url in (  # beyond a database integer: still a 404, not SQLite's overflow
+        reverse("api_convention", args=[10**25]),
+        reverse("api_gold", args=[10**25]),
+        reverse("api_gold_item", args=[submitted.pk, 10**25]),
+        reverse("api_gold_item", args=[10**25, 1]),
+    ):
+        response = api.get(url)
+        assert response.status_code == 404 and conforms(openapi, response), url
 
 
 def test_the_service_resolves_without_a_base_version_as_the_page_does(adjudicator, submitted):
