@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from django.core.validators import RegexValidator
 from django.db.models import Count, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
@@ -103,9 +104,14 @@ REVISION_MISSING = "write the revised convention in words"
 WHY_MISSING = "say why the item is resolved this way (it goes into the audit trail)"
 
 
-def _say(message: str) -> dict[str, str]:
-    """A required text's messages when it is absent or blank (whitespace is trimmed first)."""
-    return {"required": message, "blank": message}
+def _written(message: str) -> dict[str, Any]:
+    """A required text: ``message`` when it is absent or blank (whitespace is trimmed first). The
+    validator never fails after that; it puts the rule in the schema (``pattern``), so that a
+    client, or a fuzzer, knows that spaces alone are no text."""
+    return {
+        "error_messages": {"required": message, "blank": message},
+        "validators": [RegexValidator(r"\S", message=message)],
+    }
 
 
 class Text(serializers.CharField):
@@ -353,7 +359,7 @@ class ConventionProposeIn(serializers.Serializer):
     value_a = Text(max_length=32)
     value_b = Text(max_length=32)
     chosen = Text(max_length=32, help_text="value_a or value_b")
-    rule = Text(max_length=5000, help_text="the convention in words", error_messages=_say(RULE_MISSING))
+    rule = Text(max_length=5000, help_text="the convention in words", **_written(RULE_MISSING))
     from_ = serializers.ChoiceField(choices=["flow", "conflict"], required=False)
     item = Text(required=False, allow_blank=True, max_length=64, help_text="the item it was proposed from")
 
@@ -477,9 +483,7 @@ class ConventionReviseIn(serializers.Serializer):
     """The page's revise form: which of the two disputed values the slot now takes, and why."""
 
     chosen = Text(max_length=32, help_text="value_a or value_b of the convention")
-    rule = Text(
-        max_length=5000, help_text="the revised convention in words", error_messages=_say(REVISION_MISSING)
-    )
+    rule = Text(max_length=5000, help_text="the revised convention in words", **_written(REVISION_MISSING))
 
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
         convention = self.context["convention"]
@@ -749,7 +753,7 @@ class GoldPreviewIn(serializers.Serializer):
 
 
 class GoldResolveIn(GoldPreviewIn):
-    why = Text(max_length=5000, help_text="it goes into the audit trail", error_messages=_say(WHY_MISSING))
+    why = Text(max_length=5000, help_text="it goes into the audit trail", **_written(WHY_MISSING))
     base_version = Whole(
         min_value=0, max_value=2**31 - 1, help_text="the record's version you decided on (GET gives it)"
     )
