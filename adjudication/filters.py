@@ -3,11 +3,14 @@ filter's choices is a form error, which the page answers 400 with."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import django_filters
+from django import forms
 from django.db.models import Q, QuerySet
 
 from adjudication.gold import ADJUDICATED, CONVENTION, UNANIMOUS
-from adjudication.models import GoldItem
+from adjudication.models import Convention, GoldItem
 from nsmcore.schema import SLOT_NAMES
 
 REVIEW = "review"
@@ -48,3 +51,25 @@ class GoldFilter(django_filters.FilterSet):
         for slot in SLOT_NAMES:
             any_slot |= Q(**{f"construals__provenance__{slot}__source": value})
         return queryset.filter(pk__in=GoldItem.objects.filter(any_slot).values("pk"))
+
+
+class IdFilter(django_filters.NumberFilter):
+    """A row's id: a whole number a database column holds (a larger one would overflow SQLite's
+    integer, a 500, not a 400); an id no row has filters everything out."""
+
+    field_class = forms.IntegerField
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, min_value=-(2**63), max_value=2**63 - 1, **kwargs)
+
+
+class ConventionFilter(django_filters.FilterSet):
+    """The conventions list of the API: by round (its id), by status, by slot."""
+
+    round = IdFilter(field_name="round_id", help_text="a round's id")
+    status = django_filters.ChoiceFilter(choices=Convention.Status.choices)
+    slot = django_filters.ChoiceFilter(choices=[(s, s) for s in SLOT_NAMES])
+
+    class Meta:
+        model = Convention
+        fields: list[str] = []

@@ -32,6 +32,20 @@ class AdjudicationError(ValueError):
     """An adjudication step that cannot be taken; the message says why."""
 
 
+class AdjudicationConflict(AdjudicationError):
+    """A step refused by the state a record is in now (a convention already decided, a vote
+    already cast, a gold record changed since it was read), not by the values asked for: the API
+    answers it 409, bad values 400."""
+
+
+class StaleGold(AdjudicationConflict):
+    """A resolution based on an older version of the gold record than the stored one."""
+
+    def __init__(self, message: str, *, current: int) -> None:
+        super().__init__(message)
+        self.current = current
+
+
 # Conventions -------------------------------------------------------------------------------------
 
 
@@ -84,7 +98,7 @@ def convention_propose(
         pair, round=round_, slot=slot, status__in=[Convention.Status.PROPOSED, Convention.Status.ACCEPTED]
     ).first()
     if live is not None:
-        raise AdjudicationError(
+        raise AdjudicationConflict(
             f"{live.label} already covers {slot} {value_a} / {value_b} ({live.status}): revise it"
         )
     with transaction.atomic():
@@ -98,7 +112,7 @@ def convention_propose(
 def convention_vote(*, user, convention: Convention, approve: bool, comment: str = "") -> Convention:
     """One vote per adjudicator; the convention is decided when the quorum is reached."""
     if convention.status != Convention.Status.PROPOSED:
-        raise AdjudicationError(
+        raise AdjudicationConflict(
             f"{convention.label} is {convention.status}; only a proposed convention takes votes"
         )
     try:
@@ -107,7 +121,7 @@ def convention_vote(*, user, convention: Convention, approve: bool, comment: str
                 convention=convention, adjudicator=user, approve=approve, comment=comment.strip()
             )
     except IntegrityError:
-        raise AdjudicationError(f"{user.username} has already voted on {convention.label}") from None
+        raise AdjudicationConflict(f"{user.username} has already voted on {convention.label}") from None
     counts = convention.votes.aggregate(n=Count("id"), yes=Count("id", filter=Q(approve=True)))
     accepted = vote_outcome(votes=counts["n"], approvals=counts["yes"])
     if accepted is not None:
@@ -126,7 +140,7 @@ def convention_withdraw(*, user, convention: Convention) -> Convention:
     if convention.proposer_id != user.pk:
         raise AdjudicationError("only the proposer can withdraw a convention")
     if convention.status != Convention.Status.PROPOSED:
-        raise AdjudicationError(
+        raise AdjudicationConflict(
             f"{convention.label} is {convention.status}; only a proposed one can be withdrawn"
         )
     Convention.objects.filter(pk=convention.pk).update(
@@ -140,7 +154,7 @@ def convention_revise(*, user, convention: Convention, chosen: str, rule: str) -
     """A new version of an accepted convention, to be voted on. The items its earlier versions
     resolved are marked for review at once: their gold may no longer follow the convention."""
     if convention.status != Convention.Status.ACCEPTED:
-        raise AdjudicationError(
+        raise AdjudicationConflict(
             f"{convention.label} is {convention.status}; only the accepted version can be revised"
         )
     if chosen not in (convention.value_a, convention.value_b):
@@ -150,7 +164,7 @@ def convention_revise(*, user, convention: Convention, chosen: str, rule: str) -
     with transaction.atomic():
         latest = Convention.objects.filter(number=convention.number).aggregate(v=Max("version"))["v"]
         if Convention.objects.filter(number=convention.number, status=Convention.Status.PROPOSED).exists():
-            raise AdjudicationError(f"a revision of C{convention.number} is already proposed")
+            raise AdjudicationConflict(f"a revision of C{convention.number} is already proposed")
         revision = Convention.objects.create(
             number=convention.number, version=latest + 1, slot=convention.slot, value_a=convention.value_a,
             value_b=convention.value_b, chosen=chosen, rule=rule.strip(), round=convention.round,
@@ -335,7 +349,7 @@ def convention_apply(*, user, convention: Convention) -> int:
     set records the convention and its version; an item whose slots are now all resolved is
     routed and becomes gold. Returns how many items changed."""
     if convention.status != Convention.Status.ACCEPTED:
-        raise AdjudicationError(
+        raise AdjudicationConflict(
             f"{convention.label} is {convention.status}; only an accepted convention is applied"
         )
     gold_sync(convention.round)
@@ -380,12 +394,25 @@ def convention_apply(*, user, convention: Convention) -> int:
 _CONSTRUAL_FIELDS = ["slots", "label", "rule", "fired", "abstention", "rule_set_version"]
 
 
+def gold_version(gold: GoldItem) -> int:
+    """A gold record's version: how many changes its audit trail holds (every change adds one)."""
+    return gold.changes.count()
+
+
 def gold_resolve(
-    *, user, gold: GoldItem, values: dict[str, str], why: str, second: dict[str, str] | None = None
+    *,
+    user,
+    gold: GoldItem,
+    values: dict[str, str],
+    why: str,
+    second: dict[str, str] | None = None,
+    base_version: int | None = None,
 ) -> GoldItem:
     """Resolve an item by hand: ``values`` sets slots of the (first) construal; ``second``, when
     given, keeps a second construal that differs from the first in those slots (pivotal slots).
-    ``why`` is required: the audit trail must say why a person chose these values."""
+    ``why`` is required: the audit trail must say why a person chose these values.
+    ``base_version``, when given, is the ``gold_version`` the decision was made on: a record
+    changed since (another resolution, a convention applied) raises StaleGold, writing nothing."""
     why = why.strip()
     if not why:
         raise AdjudicationError("why: say why the item is resolved this way (it goes into the audit trail)")
@@ -394,6 +421,12 @@ def gold_resolve(
         _check_values_each(second)
     with transaction.atomic():
         gold = GoldItem.objects.select_for_update().get(pk=gold.pk)
+        if base_version is not None and (current := gold_version(gold)) != base_version:
+            raise StaleGold(
+                f"gold of item {gold.item_id} changed since version {base_version} (now {current}): "
+                "read it again and decide on what it is now",
+                current=current,
+            )
         first = gold.construals.get(index=1)
         before = {"slots": first.slots, "second": _second_slots(gold)}
         mark = {"source": ADJUDICATED, "by": user.username}

@@ -6,6 +6,7 @@ from adjudication import (
     calibration_views,
     evaluation_api,
     evaluation_views,
+    gold_api,
     gold_views,
 )
 
@@ -88,4 +89,45 @@ urlpatterns += [
         name="evaluation",
     ),
     path("api/rounds/<int:round_id>/evaluation/", evaluation_api.Evaluation.as_view(), name="api_evaluation"),
+]
+
+# conventions and gold for scripts (adjudication.gold_api); the pages above are their browser side
+urlpatterns += [
+    path("api/conventions/", gold_api.ConventionList.as_view(), name="api_conventions"),
+    path("api/conventions/<int:convention_id>/", gold_api.ConventionDetail.as_view(), name="api_convention"),
+    path(
+        "api/conventions/<int:convention_id>/vote/",
+        gold_api.ConventionVote.as_view(),
+        name="api_convention_vote",
+    ),
+    path(
+        "api/conventions/<int:convention_id>/apply/",
+        gold_api.ConventionApply.as_view(),
+        name="api_convention_apply",
+    ),
+    path(
+        "api/conventions/<int:convention_id>/withdraw/",
+        gold_api.ConventionWithdraw.as_view(),
+        name="api_convention_withdraw",
+    ),
+    path(
+        "api/conventions/<int:convention_id>/revise/",
+        gold_api.ConventionRevise.as_view(),
+        name="api_convention_revise",
+    ),
+    path("api/rounds/<int:round_id>/gold/", gold_api.GoldList.as_view(), name="api_gold"),
+    path("api/rounds/<int:round_id>/gold/open/", gold_api.GoldOpen.as_view(), name="api_gold_open"),
+    path(
+        "api/rounds/<int:round_id>/gold/<int:item_id>/", gold_api.GoldDetail.as_view(), name="api_gold_item"
+    ),
+    path(
+        "api/rounds/<int:round_id>/gold/<int:item_id>/preview/",
+        gold_api.GoldPreviewView.as_view(),
+        name="api_gold_preview",
+    ),
+    path(
+        "api/rounds/<int:round_id>/gold/<int:item_id>/resolve/",
+        gold_api.GoldResolve.as_view(),
+        name="api_gold_resolve",
+    ),
 ]

@@ -148,6 +148,11 @@ SPECTACULAR_SETTINGS = {
     # Swagger UI from the installed sidecar package: no CDN is reachable, nor wanted.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    # status sets shared by several answers of the conventions and gold API (adjudication.gold_api)
+    "ENUM_NAME_OVERRIDES": {
+        "ConventionStatusEnum": "adjudication.models.Convention.Status",
+        "GoldStatusEnum": "adjudication.models.GoldItem.Status",
+    },
 }
 
 # The active rule set of the mapper: a bundled version ("1") or a path to a rule set file.
