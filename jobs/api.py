@@ -132,15 +132,10 @@ class FormIn(serializers.Serializer):
         self.form = self.form_class(values)
         if not self.form.is_valid():
             errors: dict[str, list[str]] = {}
+            # the form's target is the scope field given; its errors of no field are the serializer's
+            names = {"target": given[0] if given else "non_field_errors", "__all__": "non_field_errors"}
             for name, messages in self.form.errors.items():
-                key = (
-                    given[0]
-                    if name == "target" and given
-                    else "non_field_errors"
-                    if name == "__all__"
-                    else name
-                )
-                errors.setdefault(key, []).extend(messages)
+                errors.setdefault(names.get(name, name), []).extend(messages)
             raise serializers.ValidationError(errors)
         return data
 
