@@ -23,12 +23,14 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, TextField
+from django.db.models.functions import Cast
 from django.utils.html import format_html
 
 import nsmcore
@@ -80,8 +82,8 @@ def raw_export_start(*, user, round_: Round | None, format: str = "jsonl", enque
 
 
 _FIELDS = (
-    "annotation_id", "version", "slots", "residue", "notes", "flags", "kept_prefill", "time_spent_ms",
-    "created_at", "annotation__version", "annotation__prefill", "annotation__assignment_id",
+    "annotation_id", "version", "slots_text", "residue", "notes", "flags_text", "kept_text", "time_spent_ms",
+    "created_at", "annotation__version", "prefill_text", "annotation__assignment_id",
     "annotation__assignment__status", "annotation__assignment__item_id",
     "annotation__assignment__item__source", "annotation__assignment__item__source_id",
     "annotation__assignment__annotator__username",
@@ -90,9 +92,16 @@ _FIELDS = (
 
 def revisions_of(round_: Round):
     """Every revision of the round's annotations, item by item, annotator by annotator, oldest
-    revision first, as value tuples (``_FIELDS``)."""
+    revision first, as value tuples (``_FIELDS``). The JSON fields come as their text: the
+    export decodes (and routes) each distinct text once, since revisions repeat them."""
     return (
         AnnotationRevision.objects.filter(annotation__assignment__round=round_)
+        .annotate(
+            slots_text=Cast("slots", TextField()),
+            flags_text=Cast("flags", TextField()),
+            kept_text=Cast("kept_prefill", TextField()),
+            prefill_text=Cast("annotation__prefill", TextField()),
+        )
         .order_by("annotation__assignment__item_id", "annotation__assignment__annotator_id", "version")
         .values_list(*_FIELDS)
     )
@@ -109,12 +118,11 @@ def _chunks(rows: Iterator[tuple], size: int) -> Iterator[list[tuple]]:
         yield chunk
 
 
-def _parser_versions(round_: Round, chunk: list[tuple]) -> dict[tuple[int, str], str]:
-    """(item id, the prefill's JSON) -> the version of the round's parser that predicted it, for
-    the prefilled revisions of a chunk (one query). The annotation keeps the values it was shown,
-    not the prediction's row; the version is that of the newest legal prediction with those
-    values."""
-    wanted = {(row[13], json.dumps(row[10], sort_keys=True)) for row in chunk if row[10]}
+def _parser_versions(round_: Round, wanted: set[tuple[int, str]]) -> dict[tuple[int, str], str]:
+    """(item id, the prefill as canonical JSON) -> the version of the round's parser that
+    predicted it, for the prefilled revisions of a chunk (one query). The annotation keeps the
+    values it was shown, not the prediction's row; the version is that of the newest legal
+    prediction with those values."""
     if not wanted or not round_.prefill_parser:
         return {}
     predictions = ParserPrediction.objects.filter(
@@ -128,21 +136,47 @@ def _parser_versions(round_: Round, chunk: list[tuple]) -> dict[tuple[int, str],
     return found
 
 
+class Router:
+    """Each revision's slots (decoded from their JSON text) and routing by the rule set, each
+    distinct (slots, residue) decoded and routed once for the whole export: rounds repeat
+    explications, the space is small. The memo is dropped when it grows past ``limit``, so memory
+    stays bounded whatever the round holds."""
+
+    def __init__(self, rule_set: nsmcore.RuleSet, limit: int = 50_000) -> None:
+        self.rule_set = rule_set
+        self.limit = limit
+        self.known: dict[tuple[str, str], tuple[dict[str, str], nsmcore.Routing]] = {}
+
+    def __call__(self, chunk: list[tuple]) -> list[tuple[dict[str, str], nsmcore.Routing]]:
+        if len(self.known) > self.limit:
+            self.known.clear()
+        keys = [(row[2], row[3]) for row in chunk]
+        missing = [key for key in dict.fromkeys(keys) if key not in self.known]
+        decoded = [json.loads(text) for text, _ in missing]
+        objs = [{**slots, "residue": residue} for slots, (_, residue) in zip(decoded, missing, strict=True)]
+        routed = nsmcore.route_batch(objs, self.rule_set)
+        self.known.update(zip(missing, zip(decoded, routed, strict=True), strict=True))
+        return [self.known[key] for key in keys]
+
+
 def raw_rows(round_: Round, *, chunk_size: int = CHUNK) -> Iterator[list[dict[str, Any]]]:
-    """The export's rows (dicts keyed by COLUMNS), a chunk at a time."""
-    rule_set = active_rule_set()
+    """The export's rows (dicts keyed by COLUMNS, in their order), a chunk at a time."""
+    route = Router(active_rule_set())
+    decode = lru_cache(maxsize=8192)(_decode)  # flags, kept slots and prefills repeat
+    canonical = lru_cache(maxsize=8192)(lambda text: json.dumps(decode(text), sort_keys=True))
     # an annotation's revisions come together, oldest first: the first one's time is its creation
     first: tuple[int, Any] = (0, None)
     revisions = revisions_of(round_).iterator(chunk_size=chunk_size)
     for chunk in _chunks(revisions, chunk_size):
-        routings = nsmcore.route_batch([{**row[2], "residue": row[3]} for row in chunk], rule_set)
-        versions = _parser_versions(round_, chunk)
+        routed = route(chunk)
+        versions = _parser_versions(round_, {(row[13], canonical(row[10])) for row in chunk if row[10]})
         out = []
-        for row, routing in zip(chunk, routings, strict=True):
-            (annotation_id, version, slots, residue, notes, flags, kept, spent, created, latest, prefill,
+        for row, (slots, routing) in zip(chunk, routed, strict=True):
+            (annotation_id, version, _, residue, notes, flags, kept, spent, created, latest, prefill_text,
              assignment_id, status, item_id, source, source_id, username) = row  # fmt: skip
             if first[0] != annotation_id:
                 first = (annotation_id, created)
+            prefill = decode(prefill_text)
             prefilled = bool(prefill)
             out.append(
                 {
@@ -150,15 +184,15 @@ def raw_rows(round_: Round, *, chunk_size: int = CHUNK) -> Iterator[list[dict[st
                     "annotator": username, "assignment": assignment_id, "assignment_status": status,
                     "revision": version, "latest": version == latest,
                     **{name: slots.get(name, "") for name in SLOT_FIELDS},
-                    "residue": residue, "notes": notes, "flags": list(flags or []),
+                    "residue": residue, "notes": notes, "flags": list(decode(flags) or []),
                     "label": routing.label, "abstention": routing.abstention_type or "",
                     "rule_set_version": routing.rule_set_version, "prefilled": prefilled,
                     "prefill_parser": round_.prefill_parser if prefilled else "",
                     "prefill_parser_version": (
-                        versions.get((item_id, json.dumps(prefill, sort_keys=True)), "") if prefilled else ""
+                        versions.get((item_id, canonical(prefill_text)), "") if prefilled else ""
                     ),
                     "prefill": prefill if prefilled else None,
-                    "kept_prefill": list(kept or []) if prefilled else [],
+                    "kept_prefill": list(decode(kept) or []) if prefilled else [],
                     "changed_from_prefill": (
                         [s for s in SLOT_FIELDS if prefill.get(s) != slots.get(s)] if prefilled else []
                     ),
@@ -170,26 +204,35 @@ def raw_rows(round_: Round, *, chunk_size: int = CHUNK) -> Iterator[list[dict[st
         yield out
 
 
+def _decode(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
 def encode_jsonl(rows: list[dict[str, Any]]) -> str:
     return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
 
 
+_JSON_AT = tuple(COLUMNS.index(name) for name in JSON_COLUMNS)
+_BOOL_AT = tuple(COLUMNS.index(name) for name in ("latest", "prefilled"))
+
+
 def encode_csv(rows: list[dict[str, Any]], *, header: bool = False) -> str:
+    """CSV text of rows (as raw_rows makes them: keys in COLUMNS order): lists and objects as
+    JSON text (a null prefill as an empty cell), booleans as true/false."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
     if header:
         writer.writerow(COLUMNS)
+    dumps = json.dumps
     for row in rows:
-        writer.writerow([_cell(name, row[name]) for name in COLUMNS])
+        cells = list(row.values())
+        for at in _JSON_AT:
+            value = cells[at]
+            cells[at] = "" if value is None else dumps(value, ensure_ascii=False)
+        for at in _BOOL_AT:
+            cells[at] = "true" if cells[at] else "false"
+        writer.writerow(cells)
     return buffer.getvalue()
-
-
-def _cell(name: str, value: Any) -> Any:
-    if name in JSON_COLUMNS:
-        return "" if value is None else json.dumps(value, ensure_ascii=False)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return value
 
 
 class PendingFile:
