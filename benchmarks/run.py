@@ -27,6 +27,7 @@ BENCHMARKS = [
     "gold",
     "verifier",
     "export",
+    "raw_export",
     "evaluation",
     "rules",
     "training",

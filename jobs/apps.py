@@ -9,4 +9,4 @@ class JobsConfig(AppConfig):
         # Each kind of job registers itself (jobs.kinds) from its own module: to add a kind, add its
         # import here. The Celery task is registered for every process that may send it: the web
         # server, shells and the worker.
-        from jobs import export, prefill, tasks, training, verification  # noqa: F401
+        from jobs import export, prefill, raw_export, tasks, training, verification  # noqa: F401

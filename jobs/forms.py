@@ -1,12 +1,20 @@
+"""The forms that start jobs. Each validates what the page (and the API, which runs the same form:
+jobs.api) may ask for, and ``start(user=...)`` starts its job from the cleaned data, so the page
+and the API start the same job from the same rules."""
+
 from __future__ import annotations
 
 from django import forms
 from django.conf import settings
 
 from annotator.models import ItemSet, Round
+from jobs.export import export_start
+from jobs.models import Job
 from jobs.parsers import backend_choices
-from jobs.training import LORA_FIELDS, METHODS, TrainParams
-from jobs.verification import verifier_setting_problem
+from jobs.prefill import job_prefill_start
+from jobs.raw_export import FORMATS, raw_export_start
+from jobs.training import LORA_FIELDS, METHODS, TrainParams, job_train_start
+from jobs.verification import job_verify_start, verifier_setting_problem
 
 
 def target_choices() -> list[tuple[str, list[tuple[str, str]]]]:
@@ -28,6 +36,11 @@ class TargetMixin:
             return model.objects.get(pk=int(pk))
         except (ValueError, model.DoesNotExist):
             raise forms.ValidationError("no such item set or round") from None
+
+    def scope(self) -> dict:
+        """The cleaned target as the services take it."""
+        target = self.cleaned_data["target"]
+        return {"round_": target} if isinstance(target, Round) else {"item_set": target}
 
 
 class PrefillForm(TargetMixin, forms.Form):
@@ -59,6 +72,14 @@ class PrefillForm(TargetMixin, forms.Form):
         self.fields["target"].choices = target_choices()
         self.fields["backend"].initial = settings.NSM_PARSER_BACKEND
 
+    def start(self, *, user) -> Job:
+        data = self.cleaned_data
+        return job_prefill_start(
+            user=user, **self.scope(), backend=data["backend"], model=data["model"].strip(),
+            mode=data["mode"], adapter=data["adapter"].strip(), text_field=data["text_field"],
+            overwrite=data["overwrite"],
+        )  # fmt: skip
+
 
 class VerifyForm(TargetMixin, forms.Form):
     target = forms.ChoiceField(
@@ -88,6 +109,13 @@ class VerifyForm(TargetMixin, forms.Form):
             raise forms.ValidationError(self.verify_off)
         return super().clean()
 
+    def start(self, *, user) -> Job:
+        data = self.cleaned_data
+        return job_verify_start(
+            user=user, **self.scope(), parser=data["parser"].strip(), model=data["model"].strip(),
+            text_field=data["text_field"],
+        )  # fmt: skip
+
 
 class ExportForm(forms.Form):
     round = forms.ModelChoiceField(
@@ -116,6 +144,28 @@ class ExportForm(forms.Form):
             self.fields["verify"].initial = False
             self.fields["verify"].disabled = True
             self.fields["model"].disabled = True
+
+    def start(self, *, user) -> Job:
+        data = self.cleaned_data
+        return export_start(
+            user=user, round_=data["round"], model=data["model"].strip(), verify=data["verify"]
+        )
+
+
+class RawExportForm(forms.Form):
+    """A round's raw annotations (jobs.raw_export): every revision of every annotator."""
+
+    round = forms.ModelChoiceField(queryset=Round.objects.order_by("name"), empty_label=None)
+    format = forms.ChoiceField(
+        choices=[(f, f.upper()) for f in FORMATS],
+        initial=FORMATS[0],
+        help_text="JSONL: one JSON object per revision; CSV: a header row and one column per slot",
+    )
+
+    def start(self, *, user) -> Job:
+        return raw_export_start(
+            user=user, round_=self.cleaned_data["round"], format=self.cleaned_data["format"]
+        )
 
 
 _TRAIN = TrainParams.__dataclass_fields__
@@ -182,3 +232,6 @@ class TrainForm(TargetMixin, forms.Form):
             for name in ("base_model", *LORA_FIELDS):
                 data.pop(name, None)  # not used: the job keeps the defaults
         return data
+
+    def start(self, *, user) -> Job:
+        return job_train_start(user=user, **self.scope(), **self.params())

@@ -163,9 +163,16 @@ class Job(models.Model):
 
 
 class Export(models.Model):
-    """The history of EmoExpl exports: who made which archive, when, from what. The archive is a
-    file in NSM_EXPORT_DIR; the row is written only once the file is complete."""
+    """The history of exports: who made which file, when, from what. The file is in
+    NSM_EXPORT_DIR; the row is written only once the file is complete. Two kinds share the
+    history: the EmoExpl gold archive (jobs.export) and a round's raw annotations (jobs.raw_export),
+    whose rows leave the gold-only columns (lines, verifier, jsonl_sha256 of a CSV) empty."""
 
+    class Kind(models.TextChoices):
+        EMOEXPL = "emoexpl", "EmoExpl gold archive"
+        RAW = "raw", "raw annotations"
+
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.EMOEXPL)
     job = models.OneToOneField(Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="export")
     round = models.ForeignKey(
         Round, null=True, blank=True, on_delete=models.PROTECT, related_name="exports",

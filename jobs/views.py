@@ -1,47 +1,31 @@
 """Admin pages: start a prefill, a verification or a training job, watch any job's progress, cancel or resume
-it; start an export and download its archive."""
+it; start an export (the EmoExpl gold archive, or a round's raw annotations) and download its file."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from django.contrib import messages
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.html import format_html
 from django.views.decorators.http import require_POST
 
-from annotator.models import ItemSet, Round
 from annotator.roles import ADMIN, require_role
-from jobs.export import EXPORT, export_start
-from jobs.forms import ExportForm, PrefillForm, TrainForm, VerifyForm
+from jobs.downloads import export_file_response
+from jobs.export import EXPORT
+from jobs.forms import ExportForm, PrefillForm, RawExportForm, TrainForm, VerifyForm
 from jobs.kinds import KINDS, JobError
 from jobs.models import Export, Job
-from jobs.prefill import PREFILL, job_prefill_start
+from jobs.prefill import PREFILL
+from jobs.raw_export import RAW_EXPORT
 from jobs.selectors import jobs_recent, legality_report
 from jobs.services import JobConflict, job_cancel, job_resume
-from jobs.training import job_train_start
-from jobs.verification import job_verify_start
 
 
 @require_role(ADMIN)
 def job_list(request: HttpRequest) -> HttpResponse:
     form = PrefillForm(request.POST or None)
-    started = _submit(
-        request,
-        form,
-        lambda data: job_prefill_start(
-            user=request.user,
-            **_scope(data["target"]),
-            backend=data["backend"],
-            model=data["model"].strip(),
-            mode=data["mode"],
-            adapter=data["adapter"].strip(),
-            text_field=data["text_field"],
-            overwrite=data["overwrite"],
-        ),
-    )
+    started = _submit(request, form)
     if isinstance(started, HttpResponse):
         return started
     context = {"form": form, "verify_form": VerifyForm(), "train_form": TrainForm(), "jobs": jobs_recent()}
@@ -53,17 +37,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
 def job_verify(request: HttpRequest) -> HttpResponse:
     """Start an NLI verification job; an unusable model is refused here, before any job exists."""
     form = VerifyForm(request.POST)
-    started = _submit(
-        request,
-        form,
-        lambda data: job_verify_start(
-            user=request.user,
-            **_scope(data["target"]),
-            parser=data["parser"].strip(),
-            model=data["model"].strip(),
-            text_field=data["text_field"],
-        ),
-    )
+    started = _submit(request, form)
     if isinstance(started, HttpResponse):
         return started
     context = {"form": PrefillForm(), "verify_form": form, "train_form": TrainForm(), "jobs": jobs_recent()}
@@ -76,24 +50,15 @@ def job_train(request: HttpRequest) -> HttpResponse:
     """Start a train job; held-out items, a missing base model folder or bad settings are refused
     here (400, named), before any job exists."""
     form = TrainForm(request.POST)
-    started = _submit(
-        request,
-        form,
-        lambda data: job_train_start(user=request.user, **_scope(data["target"]), **form.params()),
-    )
+    started = _submit(request, form)
     if isinstance(started, HttpResponse):
         return started
     context = {"form": PrefillForm(), "verify_form": VerifyForm(), "train_form": form, "jobs": jobs_recent()}
     return render(request, "jobs/list.html", context, status=started)
 
 
-def _scope(target: ItemSet | Round) -> dict:
-    """A form's target as the services take it."""
-    return {"round_": target} if isinstance(target, Round) else {"item_set": target}
-
-
-def _submit(request: HttpRequest, form, start: Callable[[dict], Job]) -> HttpResponse | int:
-    """A form that starts a job: on a valid POST, a redirect to the job's page; otherwise the
+def _submit(request: HttpRequest, form) -> HttpResponse | int:
+    """A form that starts a job (its ``start``): on a valid POST, a redirect to the job's page; otherwise the
     status to answer the page with (200 on GET, 400 with the reason on the form, 409 when the
     same job is already active, with a link to it)."""
     if request.method != "POST":
@@ -101,7 +66,7 @@ def _submit(request: HttpRequest, form, start: Callable[[dict], Job]) -> HttpRes
     if not form.is_valid():
         return 400
     try:
-        job = start(form.cleaned_data)
+        job = form.start(user=request.user)
     except JobConflict as conflict:
         url = reverse("job_detail", args=[conflict.job.pk])
         messages.warning(request, format_html('{} <a href="{}">Watch it</a>.', str(conflict), url))
@@ -171,26 +136,36 @@ def job_resume_view(request: HttpRequest, job_id: int) -> HttpResponse:
 
 @require_role(ADMIN)
 def export_list(request: HttpRequest) -> HttpResponse:
-    """Start an EmoExpl export; the history of every export, with downloads."""
+    """Start an EmoExpl export; the history of every export (of both kinds), with downloads."""
     form = ExportForm(request.POST or None)
-    started = _submit(
-        request,
-        form,
-        lambda data: export_start(
-            user=request.user, round_=data["round"], model=data["model"].strip(), verify=data["verify"]
-        ),
-    )
+    started = _submit(request, form)
     if isinstance(started, HttpResponse):
         return started
+    return _exports_page(request, form, RawExportForm(), started)
+
+
+@require_POST
+@require_role(ADMIN)
+def export_raw(request: HttpRequest) -> HttpResponse:
+    """Start a raw-annotation export of one round (every revision, JSONL or CSV)."""
+    form = RawExportForm(request.POST)
+    started = _submit(request, form)
+    if isinstance(started, HttpResponse):
+        return started
+    return _exports_page(request, ExportForm(), form, started)
+
+
+def _exports_page(
+    request: HttpRequest, form: ExportForm, raw_form: RawExportForm, status: int
+) -> HttpResponse:
     exports = Export.objects.select_related("round", "created_by", "job")
-    running = Job.objects.filter(kind=EXPORT, status__in=("queued", "running")).select_related("round")
-    context = {"form": form, "exports": exports, "running": running}
-    return render(request, "jobs/exports.html", context, status=started)
+    running = Job.objects.filter(
+        kind__in=(EXPORT, RAW_EXPORT), status__in=("queued", "running")
+    ).select_related("round")
+    context = {"form": form, "raw_form": raw_form, "exports": exports, "running": running}
+    return render(request, "jobs/exports.html", context, status=status)
 
 
 @require_role(ADMIN)
 def export_download(request: HttpRequest, export_id: int) -> FileResponse:
-    export = get_object_or_404(Export, pk=export_id)
-    if not export.path.is_file():
-        raise Http404(f"{export.filename} is no longer on the server; export again to make it")
-    return FileResponse(export.path.open("rb"), as_attachment=True, filename=export.filename)
+    return export_file_response(get_object_or_404(Export, pk=export_id))

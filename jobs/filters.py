@@ -1,0 +1,34 @@
+"""Filters of the jobs API's lists, applied in the database (django-filter): a bad value is a 400
+naming the parameter."""
+
+from __future__ import annotations
+
+import django_filters
+
+from annotator.models import Round
+from jobs.kinds import KINDS
+from jobs.models import Export, Job
+
+
+def kind_choices() -> list[tuple[str, str]]:
+    """The registered kinds (read when asked: each feature registers its own)."""
+    return [(name, kind.label) for name, kind in sorted(KINDS.items())]
+
+
+class JobFilter(django_filters.FilterSet):
+    kind = django_filters.ChoiceFilter(choices=kind_choices, help_text="a registered kind of job")
+    status = django_filters.ChoiceFilter(choices=Job.Status.choices)
+    round = django_filters.ModelChoiceFilter(queryset=Round.objects.all(), help_text="a round's id")
+
+    class Meta:
+        model = Job
+        fields: list[str] = []
+
+
+class ExportFilter(django_filters.FilterSet):
+    kind = django_filters.ChoiceFilter(choices=Export.Kind.choices)
+    round = django_filters.ModelChoiceFilter(queryset=Round.objects.all(), help_text="a round's id")
+
+    class Meta:
+        model = Export
+        fields: list[str] = []
