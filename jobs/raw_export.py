@@ -23,7 +23,6 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +35,7 @@ from django.utils.html import format_html
 import nsmcore
 from annotator.models import SLOT_FIELDS, AnnotationRevision, ParserPrediction, Round
 from jobs.export import _slug
+from jobs.export_records import Encodings
 from jobs.kinds import JobError, JobKind, Params, job_kind_register
 from jobs.models import Export, Job
 from jobs.services import job_create, job_stopped
@@ -162,8 +162,16 @@ class Router:
 def raw_rows(round_: Round, *, chunk_size: int = CHUNK) -> Iterator[list[dict[str, Any]]]:
     """The export's rows (dicts keyed by COLUMNS, in their order), a chunk at a time."""
     route = Router(active_rule_set())
-    decode = lru_cache(maxsize=8192)(_decode)  # flags, kept slots and prefills repeat
-    canonical = lru_cache(maxsize=8192)(lambda text: json.dumps(decode(text), sort_keys=True))
+    # flags, kept slots and prefills repeat: each distinct text is decoded once per export, in the
+    # export's own bounded memo (the gold export's), so nothing outlives it or differs between processes
+    memo = Encodings()
+
+    def decode(text: str | None) -> Any:
+        return memo.get(_decoded, text)
+
+    def canonical(text: str) -> str:
+        return memo.get(_canonical, text)
+
     # an annotation's revisions come together, oldest first: the first one's time is its creation
     first: tuple[int, Any] = (0, None)
     revisions = revisions_of(round_).iterator(chunk_size=chunk_size)
@@ -202,6 +210,14 @@ def raw_rows(round_: Round, *, chunk_size: int = CHUNK) -> Iterator[list[dict[st
                 }
             )  # fmt: skip
         yield out
+
+
+def _decoded(_: Encodings, text: str | None) -> Any:
+    return _decode(text)
+
+
+def _canonical(memo: Encodings, text: str) -> str:
+    return json.dumps(memo.get(_decoded, text), sort_keys=True)
 
 
 def _decode(text: str | None) -> Any:
