@@ -165,11 +165,15 @@ class Job(models.Model):
         return self.heartbeat_at or self.updated_at
 
     @property
+    def seconds_silent(self) -> float:
+        """Seconds since the last sign of life of the run that holds the job."""
+        return (timezone.now() - self.last_sign_of_life).total_seconds()
+
+    @property
     def stalled(self) -> bool:
         """Running with no heartbeat for NSM_JOB_STALL_SECONDS (about three beats): its worker is
         gone. A running worker's sweeper puts it back in the queue within seconds."""
-        limit = timedelta(seconds=settings.NSM_JOB_STALL_SECONDS)
-        return self.status == self.Status.RUNNING and timezone.now() - self.last_sign_of_life > limit
+        return self.status == self.Status.RUNNING and self.seconds_silent > settings.NSM_JOB_STALL_SECONDS
 
     @property
     def can_resume(self) -> bool:

@@ -196,28 +196,40 @@ def _requeue(job_id: int, runner: str) -> None:
 def jobs_resume_stalled() -> list[int]:
     """Put every running job whose heartbeat stopped back in the queue, to go on from where it
     was (what a person's Resume does); a job whose cancel was asked is marked cancelled instead.
-    Each worker's sweeper calls this every few seconds (jobs.tasks). Several may look at once:
-    each job is taken by a conditional update that only one of them wins, so one job is sent
-    once. Returns the ids this call requeued."""
+    Each worker's sweeper calls this every few seconds (jobs.tasks). Returns the ids this call
+    requeued, each sent to the worker once however many sweepers look at the same time."""
     cutoff = timezone.now() - timedelta(seconds=settings.NSM_JOB_STALL_SECONDS)
-    silent = Q(status=Job.Status.RUNNING) & (
-        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, updated_at__lt=cutoff)
-    )
     requeued: list[int] = []
-    for job_id, cancel in Job.objects.filter(silent).values_list("pk", "cancel_requested"):
-        if cancel:
-            Job.objects.filter(silent, pk=job_id).update(
-                status=Job.Status.CANCELLED, runner="", finished_at=timezone.now()
-            )
-            continue
-        taken = Job.objects.filter(silent, pk=job_id).update(
-            status=Job.Status.QUEUED, runner="", error="", finished_at=None
-        )
-        if taken:
+    for job_id in Job.objects.filter(_silent_since(cutoff)).values_list("pk", flat=True):
+        if job_take_stalled(job_id, cutoff):
             log.warning("job %s: its worker stopped beating; back to the queue", job_id)
             job_enqueue(job=Job.objects.get(pk=job_id))
             requeued.append(job_id)
     return requeued
+
+
+def _silent_since(cutoff) -> Q:
+    """Running, with no heartbeat since ``cutoff`` (a row from before heartbeats: no progress)."""
+    return Q(status=Job.Status.RUNNING) & (
+        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, updated_at__lt=cutoff)
+    )
+
+
+def job_take_stalled(job_id: int, cutoff) -> bool:
+    """Take a job still silent since ``cutoff`` from the run that held it, back to queued; a job
+    whose cancel was asked ends cancelled instead (and False: nothing to send). One conditional
+    update: of several sweepers that saw the job stalled, exactly one gets True. The run that
+    held it, if it is alive after all, finds its token gone at its next beat and stops."""
+    silent = Job.objects.filter(_silent_since(cutoff), pk=job_id)
+    if silent.filter(cancel_requested=True).update(
+        status=Job.Status.CANCELLED, runner="", finished_at=timezone.now()
+    ):
+        return False
+    return bool(
+        silent.filter(cancel_requested=False).update(
+            status=Job.Status.QUEUED, runner="", error="", finished_at=None
+        )
+    )
 
 
 def job_give_up(job_id: int, message: str) -> None:
