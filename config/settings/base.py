@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kombu import Exchange, Queue
+
 from config.env import (
     ConfigError,
     analysis_cache,
@@ -185,6 +187,9 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # The worker that serve and runapp start consumes NSM_WORKER_QUEUES: by default all of them.
 NSM_VERIFY_QUEUE = env_str("NSM_VERIFY_QUEUE", "verify")
 NSM_WORKER_QUEUES = env_list("NSM_WORKER_QUEUES", ["celery", NSM_VERIFY_QUEUE])
+# ...and so does a worker started by hand without -Q (`celery -A config worker`), as before there
+# were queues; a GPU machine's worker picks its own with `-Q verify`
+CELERY_TASK_QUEUES = [Queue(name, Exchange(name), routing_key=name) for name in NSM_WORKER_QUEUES]
 # While a job runs, its worker writes the job's heartbeat this often (a thread, so a long batch
 # beats too). A running job with no heartbeat for NSM_JOB_STALL_SECONDS (default three beats) has
 # lost its worker: it is shown as stalled, and every worker's sweeper (looking this often) puts

@@ -222,3 +222,9 @@ def test_a_run_that_lost_its_job_to_another_worker_stops_and_leaves_it_queued(
     assert parser.batches == 1, "the run stopped at its next batch"
     assert (job.status, job.runner, job.finished_at) == ("queued", "", None), "left to the new run"
     assert ParserPrediction.objects.filter(job=job).count() == 4
+
+
+def test_a_worker_started_without_queues_takes_every_kinds_queue():
+    """`celery -A config worker` with no -Q, as the docs said to run it before there were queues,
+    still runs verification jobs (CELERY_TASK_QUEUES from NSM_WORKER_QUEUES)."""
+    assert set(current_app.amqp.queues) == {"celery", "verify"}
