@@ -118,8 +118,9 @@ def test_a_prefill_whose_worker_is_killed_on_the_embedded_broker_completes_by_it
 
 def test_a_killed_workers_message_stays_unacknowledged_in_redis(tmp_path, redis_url, postgres_database):
     """run_job is acknowledged late: after a SIGKILL mid-job its message is still held in Redis,
-    to be handed out again (visibility_timeout), and the next worker's second delivery of a job
-    that is already done does nothing."""
+    to be handed out again (visibility_timeout); the second delivery, to the next worker, finds
+    the job no longer queued (running without a heartbeat, or already resumed and done) and does
+    nothing: the job completes once, by the sweeper's resume."""
     env = {
         "DATABASE_URL": postgres_database, "REDIS_URL": redis_url, "NSM_JOB_BATCH_SIZE": "4",
         # the dead worker's message is handed out again as soon as a worker looks
@@ -143,8 +144,8 @@ def test_a_killed_workers_message_stays_unacknowledged_in_redis(tmp_path, redis_
                 first_task = conn.execute("SELECT task_id FROM jobs_job").fetchone()[0]
             deployment.start_worker()
             assert deployment.watch(job_id, timeout=180)[-1] == ("done", N_ITEMS, N_ITEMS, "")
-            # the dead worker's delivery comes back to the new worker, which finds the job done
-            # and acknowledges it without doing anything
+            # the dead worker's delivery comes back to the new worker, which acknowledges it
+            # without doing anything
             deadline = time.monotonic() + 60
             while f"Task jobs.run_job[{first_task}] succeeded" not in deployment.worker_log():
                 assert time.monotonic() < deadline, "the dead worker's message was never handed out again"
