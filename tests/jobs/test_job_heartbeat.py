@@ -21,6 +21,7 @@ from jobs.parsers import parser_build
 from jobs.prefill import job_prefill_start
 from jobs.services import job_enqueue, job_run, job_take_stalled, jobs_resume_stalled
 from jobs.supervisor import worker_command
+from tests.app.test_env import manage
 from tests.factories import make_items
 
 
@@ -228,3 +229,12 @@ def test_a_worker_started_without_queues_takes_every_kinds_queue():
     """`celery -A config worker` with no -Q, as the docs said to run it before there were queues,
     still runs verification jobs (CELERY_TASK_QUEUES from NSM_WORKER_QUEUES)."""
     assert set(current_app.amqp.queues) == {"celery", "verify"}
+
+
+def test_a_stall_limit_within_one_heartbeat_is_refused_naming_the_variable(tmp_path):
+    """A live job would look stalled between two beats, and be taken from its worker."""
+    result = manage(tmp_path, "check", NSM_JOB_HEARTBEAT_SECONDS="5", NSM_JOB_STALL_SECONDS="5")
+    assert result.returncode != 0
+    assert result.stderr.startswith("configuration error: NSM_JOB_HEARTBEAT_SECONDS=5 must be"), result.stderr
+    assert "Traceback" not in result.stderr
+    assert manage(tmp_path, "check", NSM_JOB_HEARTBEAT_SECONDS="5").returncode == 0, "stalled after 15 s"
