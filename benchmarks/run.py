@@ -31,6 +31,7 @@ BENCHMARKS = [
     "evaluation",
     "rules",
     "training",
+    "jobs",
 ]
 
 

@@ -91,6 +91,14 @@ def _type_name(expected: Any) -> str:
     return "null" if expected is type(None) else expected.__name__
 
 
+#: the queue of a kind that names none: Celery's default, which every worker consumes
+DEFAULT_QUEUE = "celery"
+
+
+def default_queue() -> str:
+    return DEFAULT_QUEUE
+
+
 @dataclass(frozen=True)
 class JobKind:
     """One kind of job. ``run(job, params)`` does the work in the worker, writing progress into the
@@ -116,6 +124,9 @@ class JobKind:
     unit: str = "items"
     #: more context for ``status_template`` (a chart...), computed from the job by the views
     status_context: Callable[[Any], dict[str, Any]] | None = None
+    #: the Celery queue its jobs are sent to, asked when a job is sent (so a setting can name it:
+    #: verification's is NSM_VERIFY_QUEUE); a worker takes the queues it is started with (-Q)
+    queue: Callable[[], str] = default_queue
 
 
 #: every registered kind, by name

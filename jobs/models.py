@@ -63,6 +63,13 @@ class Job(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # Liveness: the run that holds the job writes heartbeat_at every NSM_JOB_HEARTBEAT_SECONDS
+    # from a thread of its own (jobs.heartbeat), so a long batch still beats; a running job whose
+    # heartbeat is older than NSM_JOB_STALL_SECONDS has lost its worker and is resumed by a sweeper.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    runner = models.CharField(
+        max_length=100, blank=True, help_text="the run that holds the job: host/pid/token (empty: none)"
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -152,10 +159,21 @@ class Job(models.Model):
         return (self.total - self.done) / rate
 
     @property
+    def last_sign_of_life(self):
+        """When the run that holds the job last showed it was alive: its heartbeat (a row from
+        before heartbeats: its last progress write)."""
+        return self.heartbeat_at or self.updated_at
+
+    @property
+    def seconds_silent(self) -> float:
+        """Seconds since the last sign of life of the run that holds the job."""
+        return (timezone.now() - self.last_sign_of_life).total_seconds()
+
+    @property
     def stalled(self) -> bool:
-        """Running without a progress write for a while: the worker may have died."""
-        limit = timedelta(seconds=settings.NSM_JOB_STALL_SECONDS)
-        return self.status == self.Status.RUNNING and timezone.now() - self.updated_at > limit
+        """Running with no heartbeat for NSM_JOB_STALL_SECONDS (about three beats): its worker is
+        gone. A running worker's sweeper puts it back in the queue within seconds."""
+        return self.status == self.Status.RUNNING and self.seconds_silent > settings.NSM_JOB_STALL_SECONDS
 
     @property
     def can_resume(self) -> bool:

@@ -7,12 +7,17 @@ its typed parameters, and records how it ended."""
 from __future__ import annotations
 
 import logging
+from contextlib import AbstractContextManager, nullcontext
+from datetime import timedelta
 
+from django.conf import settings
 from django.db import IntegrityError, OperationalError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from annotator.models import ItemSet, Round
-from jobs.kinds import JobError, Params, job_kind
+from jobs.heartbeat import Heartbeat, heartbeat_lost, runner_name
+from jobs.kinds import DEFAULT_QUEUE, JobError, Params, job_kind
 from jobs.models import Job
 
 log = logging.getLogger(__name__)
@@ -59,12 +64,21 @@ def job_enqueue(*, job: Job) -> None:
     from celery import current_app
 
     try:
-        result = current_app.tasks["jobs.run_job"].delay(job.pk)
+        result = current_app.tasks["jobs.run_job"].apply_async((job.pk,), queue=job_queue(job))
     except Exception as error:  # kombu raises several kinds; the job must not stay queued forever
         log.exception("could not enqueue job %s", job.pk)
         _finish(job.pk, Job.Status.FAILED, f"the job queue cannot be reached: {error}", from_=("queued",))
         return
     Job.objects.filter(pk=job.pk).update(task_id=str(result.id or "")[:64])
+
+
+def job_queue(job: Job) -> str:
+    """The Celery queue the job goes to: its kind's (an unknown kind: the default queue, where
+    job_run fails it with the reason)."""
+    try:
+        return job.job_kind.queue()
+    except JobError:
+        return DEFAULT_QUEUE
 
 
 def job_cancel(*, job: Job) -> Job:
@@ -97,7 +111,7 @@ def job_requeue(*, job: Job) -> Job:
     try:
         with transaction.atomic():
             Job.objects.filter(pk=job.pk).update(
-                status=Job.Status.QUEUED, cancel_requested=False, error="", finished_at=None
+                status=Job.Status.QUEUED, cancel_requested=False, error="", finished_at=None, runner=""
             )
     except IntegrityError:
         raise JobError(f"another job is already active on {job.subject} with these settings") from None
@@ -105,9 +119,14 @@ def job_requeue(*, job: Job) -> Job:
     return job
 
 
-def _finish(job_id: int, status: str, error: str, *, from_: tuple[str, ...] = ("running",)) -> bool:
+def _finish(
+    job_id: int, status: str, error: str, *, from_: tuple[str, ...] = ("running",), runner: str | None = None
+) -> bool:
+    """End the job if it is in one of ``from_``; with ``runner``, only if that run still holds it
+    (a run that lost its job to another worker must not end the other's work)."""
+    held = {} if runner is None else {"runner": runner}
     return bool(
-        Job.objects.filter(pk=job_id, status__in=from_).update(
+        Job.objects.filter(pk=job_id, status__in=from_, **held).update(
             status=status, error=error, finished_at=timezone.now()
         )
     )
@@ -120,40 +139,97 @@ def job_run(job_id: int) -> None:
     work. Anything else fails it as an unexpected error and is raised again for the worker's log.
     A database that cannot be reached puts the job back in the queue and is raised again, for the
     task to retry (jobs.tasks)."""
+    runner = runner_name()
+    now = timezone.now()
     claimed = Job.objects.filter(pk=job_id, status=Job.Status.QUEUED).update(
-        status=Job.Status.RUNNING, started_at=timezone.now(), finished_at=None, error=""
+        status=Job.Status.RUNNING, started_at=now, heartbeat_at=now, runner=runner, finished_at=None, error=""
     )
     if not claimed:
         return
+    with _beating(job_id, runner):
+        _run_claimed(job_id, runner)
+
+
+def _beating(job_id: int, runner: str) -> AbstractContextManager:
+    """The heartbeat of this run (jobs.heartbeat). Not inside a transaction (a test's, or a
+    caller's atomic block): the claim is not committed, so no other connection could see a beat,
+    nor a sweeper see the job running at all."""
+    if transaction.get_connection().in_atomic_block:
+        return nullcontext()
+    return Heartbeat(job_id, runner, interval=settings.NSM_JOB_HEARTBEAT_SECONDS)
+
+
+def _run_claimed(job_id: int, runner: str) -> None:
     job = Job.objects.select_related("item_set", "round").get(pk=job_id)
     try:
         kind = job.job_kind
         params = job.typed_params
     except JobError as error:
-        _finish(job.pk, Job.Status.FAILED, str(error))
+        _finish(job.pk, Job.Status.FAILED, str(error), runner=runner)
         return
     try:
         if kind.run(job, params):
-            _finish(job.pk, Job.Status.DONE, "")
+            _finish(job.pk, Job.Status.DONE, "", runner=runner)
     except (JobError, *kind.expected) as error:
-        _fail_keeping(job.pk, str(error))
+        _fail_keeping(job.pk, str(error), runner=runner)
     except OperationalError:
         log.warning("job %s: the database went away; back to the queue", job.pk, exc_info=True)
-        _requeue(job.pk)
+        _requeue(job.pk, runner)
         raise
     except Exception as error:
         log.exception("job %s failed", job.pk)
-        _fail_keeping(job.pk, f"unexpected error: {type(error).__name__}: {error}")
+        _fail_keeping(job.pk, f"unexpected error: {type(error).__name__}: {error}", runner=runner)
         raise
 
 
-def _requeue(job_id: int) -> None:
-    """A running job back to queued, for a retry to claim; if the database is still away the retry
-    finds the job running and stalled, which a person can resume."""
+def _requeue(job_id: int, runner: str) -> None:
+    """A running job back to queued, for a retry to claim; if the database is still away, the job
+    stays running without a heartbeat, and a sweeper resumes it once the database is back."""
     try:
-        Job.objects.filter(pk=job_id, status=Job.Status.RUNNING).update(status=Job.Status.QUEUED)
+        Job.objects.filter(pk=job_id, status=Job.Status.RUNNING, runner=runner).update(
+            status=Job.Status.QUEUED, runner=""
+        )
     except OperationalError:
         log.warning("job %s: could not put it back in the queue", job_id)
+
+
+def jobs_resume_stalled() -> list[int]:
+    """Put every running job whose heartbeat stopped back in the queue, to go on from where it
+    was (what a person's Resume does); a job whose cancel was asked is marked cancelled instead.
+    Each worker's sweeper calls this every few seconds (jobs.tasks). Returns the ids this call
+    requeued, each sent to the worker once however many sweepers look at the same time."""
+    cutoff = timezone.now() - timedelta(seconds=settings.NSM_JOB_STALL_SECONDS)
+    requeued: list[int] = []
+    for job_id in Job.objects.filter(_silent_since(cutoff)).values_list("pk", flat=True):
+        if job_take_stalled(job_id, cutoff):
+            log.warning("job %s: its worker stopped beating; back to the queue", job_id)
+            job_enqueue(job=Job.objects.get(pk=job_id))
+            requeued.append(job_id)
+    return requeued
+
+
+def _silent_since(cutoff) -> Q:
+    """Running, with no heartbeat since ``cutoff`` (a row from before heartbeats: no progress)."""
+    return Q(status=Job.Status.RUNNING) & (
+        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, updated_at__lt=cutoff)
+    )
+
+
+def job_take_stalled(job_id: int, cutoff) -> bool:
+    """Take a job still silent since ``cutoff`` from the run that held it, back to queued; a job
+    whose cancel was asked ends cancelled instead (and False: nothing to send). One conditional
+    update: of several sweepers that saw the job stalled, exactly one gets True. The run that
+    held it, if it is alive after all, finds its token gone at its next beat and stops."""
+    silent = Job.objects.filter(_silent_since(cutoff), pk=job_id)
+    if silent.filter(cancel_requested=True).update(
+        status=Job.Status.CANCELLED, runner="", finished_at=timezone.now()
+    ):
+        return False
+    return bool(
+        silent.filter(cancel_requested=False).update(
+            status=Job.Status.QUEUED, runner="", error="", finished_at=None
+        )
+    )
 
 
 def job_give_up(job_id: int, message: str) -> None:
@@ -162,15 +238,19 @@ def job_give_up(job_id: int, message: str) -> None:
 
 
 def job_stopped(job_id: int) -> bool:
-    """Between batches: if cancel was asked, mark the job cancelled and say so."""
+    """Between batches: if cancel was asked, mark the job cancelled and say so. Also say so when
+    this run has lost the job to another worker (its heartbeat found the job no longer its own,
+    jobs.heartbeat): it stops without touching the job, which the other run now writes."""
+    if heartbeat_lost(job_id):
+        return True
     if Job.objects.filter(pk=job_id, cancel_requested=True).exists():
         _finish(job_id, Job.Status.CANCELLED, "")
         return True
     return False
 
 
-def _fail_keeping(job_id: int, message: str) -> None:
+def _fail_keeping(job_id: int, message: str, *, runner: str | None = None) -> None:
     """Fail the job; the kind may add what the failed run keeps (work a resume will not redo)."""
     job = Job.objects.get(pk=job_id)
     kept = job.job_kind.kept(job) if job.job_kind.kept else ""
-    _finish(job_id, Job.Status.FAILED, f"{message} ({kept})" if kept else message)
+    _finish(job_id, Job.Status.FAILED, f"{message} ({kept})" if kept else message, runner=runner)

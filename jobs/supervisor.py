@@ -19,14 +19,26 @@ from collections.abc import Callable
 from django.conf import settings
 
 
-def worker_command(*, concurrency: int, hostname: str, loglevel: str = "INFO") -> list[str]:
+def worker_command(
+    *, concurrency: int, hostname: str, loglevel: str = "INFO", queues: list[str] | None = None
+) -> list[str]:
     """The Celery worker both commands run: threads (the jobs are I/O and torch, which releases
-    the GIL), no gossip or mingle (one worker per machine)."""
+    the GIL), no gossip or mingle (one worker per machine), taking the queues in
+    NSM_WORKER_QUEUES (by default every kind's; docs/deploy-workers.md)."""
+    queues = settings.NSM_WORKER_QUEUES if queues is None else queues
     return [
         sys.executable, "-m", "celery", "-A", "config", "worker",
         "--pool", "threads", "--concurrency", str(concurrency), "--loglevel", loglevel,
-        "--without-gossip", "--without-mingle", "--hostname", hostname,
+        "--without-gossip", "--without-mingle", "--hostname", hostname, "--queues", ",".join(queues),
     ]  # fmt: skip
+
+
+def queue_list(value: str) -> list[str]:
+    """A worker's queues from a command line (``celery,verify``); none at all is an error."""
+    queues = [q.strip() for q in value.split(",") if q.strip()]
+    if not queues:
+        raise ValueError(f"no queue in {value!r}")
+    return queues
 
 
 def broker_description() -> str:

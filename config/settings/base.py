@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kombu import Exchange, Queue
+
 from config.env import (
+    ConfigError,
     analysis_cache,
     database_identity,
     env_bool,
@@ -169,6 +172,14 @@ REDIS_URL = env_str("REDIS_URL", "")
 NSM_BROKER_DIR = Path(env_str("NSM_BROKER_DIR", str(VAR_DIR / "broker")))
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
+    # jobs.run_job is acknowledged late: a message a worker took stays in Redis's unacked set
+    # until the task returns, and if the worker dies Redis hands it out again after this long.
+    # Jobs already started do not wait for it (the heartbeat sweeper resumes them within seconds);
+    # it brings back messages a dead worker had taken but not yet started. It is longer than the
+    # longest retry countdown (jobs.tasks, 300 s), whose message a worker holds until it is due:
+    # shorter, and a waiting retry would be handed out twice. A message handed out again is
+    # harmless anyway: job_run claims the row (queued -> running) before any work.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("NSM_JOB_REDELIVER_SECONDS", 600)}
 else:
     CELERY_BROKER_URL = "filesystem://"
     CELERY_BROKER_TRANSPORT_OPTIONS = filesystem_broker(NSM_BROKER_DIR)
@@ -176,8 +187,25 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
-# A running job that has written no progress for this long is shown as stalled, and can be resumed.
-NSM_JOB_STALL_SECONDS = env_int("NSM_JOB_STALL_SECONDS", 300)
+# Queues: a job goes to its kind's queue (jobs.kinds); verification, which runs an NLI model,
+# to NSM_VERIFY_QUEUE, so that a GPU machine can run a worker for it alone (docs/deploy-workers.md).
+# The worker that serve and runapp start consumes NSM_WORKER_QUEUES: by default all of them.
+NSM_VERIFY_QUEUE = env_str("NSM_VERIFY_QUEUE", "verify")
+NSM_WORKER_QUEUES = env_list("NSM_WORKER_QUEUES", ["celery", NSM_VERIFY_QUEUE])
+# ...and so does a worker started by hand without -Q (`celery -A config worker`), as before there
+# were queues; a GPU machine's worker picks its own with `-Q verify`
+CELERY_TASK_QUEUES = [Queue(name, Exchange(name), routing_key=name) for name in NSM_WORKER_QUEUES]
+# While a job runs, its worker writes the job's heartbeat this often (a thread, so a long batch
+# beats too). A running job with no heartbeat for NSM_JOB_STALL_SECONDS (default three beats) has
+# lost its worker: it is shown as stalled, and every worker's sweeper (looking this often) puts
+# it back in the queue, to go on from where it was.
+NSM_JOB_HEARTBEAT_SECONDS = env_int("NSM_JOB_HEARTBEAT_SECONDS", 5)
+NSM_JOB_STALL_SECONDS = env_int("NSM_JOB_STALL_SECONDS", 3 * NSM_JOB_HEARTBEAT_SECONDS)
+if not 0 < NSM_JOB_HEARTBEAT_SECONDS < NSM_JOB_STALL_SECONDS:
+    raise ConfigError(
+        f"NSM_JOB_HEARTBEAT_SECONDS={NSM_JOB_HEARTBEAT_SECONDS} must be at least 1 and less than "
+        f"NSM_JOB_STALL_SECONDS={NSM_JOB_STALL_SECONDS} (a live job would look stalled between beats)"
+    )
 # Items per batch: the unit of progress, cancellation and what a failure keeps.
 NSM_JOB_BATCH_SIZE = env_int("NSM_JOB_BATCH_SIZE", 32)
 

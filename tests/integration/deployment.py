@@ -64,7 +64,8 @@ class Deployment:
         assert result.returncode == 0, f"manage.py {' '.join(args)}: {result.stderr[-2000:]}"
         return result.stdout
 
-    def start_worker(self) -> None:
+    def start_worker(self, queues: str = "") -> None:
+        """A worker of its own; ``queues``: only those (-Q), as a GPU machine's worker."""
         log = (self.tmp / "worker.log").open("w")
         command = [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool", "threads"]
         command += [
@@ -75,7 +76,7 @@ class Deployment:
             "--loglevel",
             os.environ.get("NSM_TEST_WORKER_LOGLEVEL", "INFO"),
         ]
-        command += ["--hostname", f"it-{os.getpid()}@%h"]
+        command += ["--hostname", f"it-{os.getpid()}@%h"] + (["--queues", queues] if queues else [])
         self.worker = subprocess.Popen(command, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60
         while "ready." not in self.worker_log():

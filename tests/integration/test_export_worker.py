@@ -1,7 +1,8 @@
 """Verification and the EmoExpl export through a real Celery worker on Redis with PostgreSQL, the
 way an admin drives them from the shell: a tiny NLI model on disk, gold from two imported
 passes, a verification job, an export job; then a worker killed mid-export, which leaves no
-archive, and the resumed job, which completes."""
+archive, and the job resumed by the next worker, which completes (tests/integration/
+test_worker_faults.py kills workers in more ways)."""
 
 import json
 import re
@@ -52,7 +53,7 @@ def test_verification_and_export_through_the_worker_survive_a_kill(
     env = {
         "DATABASE_URL": postgres_database, "REDIS_URL": redis_url, "NSM_EXPORT_DIR": str(exports),
         "NSM_EXPORT_BATCH_SIZE": "2", "NSM_JOB_BATCH_SIZE": "5", "NSM_VERIFIER_DEVICE": "cpu",
-        "NSM_JOB_STALL_SECONDS": "2",
+        "NSM_JOB_HEARTBEAT_SECONDS": "1", "NSM_JOB_STALL_SECONDS": "3",
     }  # fmt: skip
     deployment = Deployment(tmp_path, env, postgres_row(postgres_database))
     model = str(build_tiny_nli(tmp_path / "nli", labels=("contradiction", "entailment", "neutral")))
@@ -112,12 +113,9 @@ def test_verification_and_export_through_the_worker_survive_a_kill(
         assert record["construals"][0]["lines"][0]["verifier_model"] == model
     assert manifest["files"]["emoexpl.jsonl"]["sha256"] == rows[0][3]
 
-    # a new worker; the killed job is stalled, so it can be resumed, and it completes
-    time.sleep(2.5)
+    # a new worker: its sweeper finds the killed job's heartbeat gone and resumes it; it completes
     deployment.start_worker()
     try:
-        resume = "from jobs.models import Job; from jobs.services import job_resume; "
-        deployment.manage("shell", "-c", resume + f"job_resume(job=Job.objects.get(pk={killed}))")
         assert deployment.watch(killed)[-1] == ("done", N_ITEMS, N_ITEMS, "")
     finally:
         deployment.stop()

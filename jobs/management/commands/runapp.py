@@ -15,7 +15,7 @@ import sys
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from jobs.supervisor import broker_description, supervise, worker_command
+from jobs.supervisor import broker_description, queue_list, supervise, worker_command
 
 
 class Command(BaseCommand):
@@ -25,18 +25,30 @@ class Command(BaseCommand):
         parser.add_argument("addrport", nargs="?", default="127.0.0.1:8000")
         parser.add_argument("--concurrency", type=int, default=2, help="jobs the worker runs at once")
         parser.add_argument(
+            "--queues",
+            type=queue_list,
+            default=None,
+            help="comma-separated job queues the worker takes (NSM_WORKER_QUEUES; default celery,verify: "
+            "every kind; docs/deploy-workers.md)",
+        )
+        parser.add_argument(
             "--noreload", action="store_true", help="do not restart the web server on code changes"
         )
 
     def handle(self, *args, **options):
-        self.stdout.write(f"Starting the web server and a background-job worker on {broker_description()}.")
+        queues = options["queues"] or settings.NSM_WORKER_QUEUES
+        self.stdout.write(
+            f"Starting the web server and a background-job worker (queues {','.join(queues)}) "
+            f"on {broker_description()}."
+        )
         self.stdout.flush()
         settings_module = os.environ.get("DJANGO_SETTINGS_MODULE", "config.settings.dev")
         web = [sys.executable, str(settings.BASE_DIR / "manage.py"), "runserver", options["addrport"]]
         if options["noreload"]:
             web.append("--noreload")
+        worker = worker_command(concurrency=options["concurrency"], hostname="nsm-dev@%h", queues=queues)
         code = supervise(
-            {"web": web, "worker": worker_command(concurrency=options["concurrency"], hostname="nsm-dev@%h")},
+            {"web": web, "worker": worker},
             env={**os.environ, "DJANGO_SETTINGS_MODULE": settings_module},
             grace=10,
             write=lambda line: (self.stdout.write(line), self.stdout.flush()),

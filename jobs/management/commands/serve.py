@@ -15,7 +15,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from config.env import env_int, env_str
-from jobs.supervisor import broker_description, supervise, worker_command
+from jobs.supervisor import broker_description, queue_list, supervise, worker_command
 
 WHITENOISE = "whitenoise.middleware.WhiteNoiseMiddleware"
 
@@ -66,6 +66,13 @@ class Command(BaseCommand):
             help="seconds each process gets to finish on stop before it is killed (NSM_STOP_GRACE)",
         )
         parser.add_argument(
+            "--queues",
+            type=queue_list,
+            default=None,
+            help="comma-separated job queues the worker takes (NSM_WORKER_QUEUES; default celery,verify: "
+            "every kind; docs/deploy-workers.md)",
+        )
+        parser.add_argument(
             "--no-collectstatic",
             action="store_true",
             help="skip collectstatic (when the release step already ran it)",
@@ -89,10 +96,11 @@ class Command(BaseCommand):
             *["--timeout", str(options["timeout"]), "--graceful-timeout", str(options["grace"])],
             *["--access-logfile", "-", "--error-logfile", "-"],
         ]
-        worker = worker_command(concurrency=options["concurrency"], hostname="nsm@%h")
+        queues = options["queues"] or settings.NSM_WORKER_QUEUES
+        worker = worker_command(concurrency=options["concurrency"], hostname="nsm@%h", queues=queues)
         self.stdout.write(
             f"Serving on {options['bind']} with {options['workers']} gunicorn workers and a job worker "
-            f"({options['concurrency']} at once) on {broker_description()}."
+            f"({options['concurrency']} at once, queues {','.join(queues)}) on {broker_description()}."
         )
         self.stdout.flush()
         code = supervise(
