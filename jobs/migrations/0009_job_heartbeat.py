@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("jobs", "0007_job_engine"),
+        ("jobs", "0008_export_kind"),
     ]
 
     operations = [
