@@ -71,6 +71,8 @@ class ImportReport:
     created: int = 0
     unchanged: int = 0
     source: str = ""
+    # every row's id in file order: what an item set "of this file" holds (annotator.manage_api)
+    source_ids: list[str] = field(default_factory=list, repr=False)
 
     def summary(self) -> str:
         return (
@@ -378,7 +380,11 @@ def items_import(
             )
         _insert(plan.new, source)
     return ImportReport(
-        rows=len(plan.rows), created=len(plan.new), unchanged=len(plan.present), source=source
+        rows=len(plan.rows),
+        created=len(plan.new),
+        unchanged=len(plan.present),
+        source=source,
+        source_ids=[r["source_id"] for r in plan.rows],
     )
 
 
