@@ -21,7 +21,7 @@ from typing import Any
 from django.db import transaction
 
 from annotator.models import Item
-from annotator.queries import items_copy
+from annotator.queries import items_copy, items_insert_many
 from nsmcore.baselines import APPRAISALS  # the corpus's 21 rating columns, one home
 from rules.rulesets import active_rule_set
 
@@ -392,11 +392,11 @@ ITEM_COLUMNS = ("source", "source_id", "text", "masked_text", "reference_label",
 
 
 def _insert(rows: list[dict[str, Any]], source: str) -> None:
-    """Insert new items: COPY on PostgreSQL (``annotator.queries.items_copy`` says why),
-    bulk_create elsewhere."""
+    """Insert new items: COPY on PostgreSQL, one prepared INSERT on SQLite (``annotator.queries``
+    says why), bulk_create elsewhere."""
     if not rows:
         return
-    if items_copy(rows, source, ITEM_COLUMNS):
+    if items_copy(rows, source, ITEM_COLUMNS) or items_insert_many(rows, source, ITEM_COLUMNS):
         return
     Item.objects.bulk_create(
         [Item(source=source, **{c: row[c] for c in ITEM_COLUMNS[1:]}) for row in rows],

@@ -9,6 +9,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from annotator.models import Item, ItemSet, ItemSetMember
+from annotator.queries import item_set_members_insert
 
 
 class DrawError(ValueError):
@@ -118,8 +119,5 @@ def item_set_of_ids(
     if missing:
         raise DrawError(f"no item has the id {', '.join(map(str, missing[:10]))}")
     item_set = ItemSet.objects.create(name=name, tier=tier, size=len(item_ids), created_by=created_by)
-    ItemSetMember.objects.bulk_create(
-        [ItemSetMember(item_set=item_set, item_id=item_id, position=p) for p, item_id in enumerate(item_ids)],
-        batch_size=2000,
-    )
+    item_set_members_insert(item_set.pk, item_ids)  # an import's thousands of rows, at once
     return item_set
