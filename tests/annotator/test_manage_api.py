@@ -386,3 +386,26 @@ def test_the_schema_lists_the_new_operations_with_their_status_codes(client, adm
     }
     assert set(ops["/api/item-sets/"]["post"]["responses"]) == {"201", "400", "401", "403", "409"}
     assert "multipart/form-data" in ops["/api/imports/"]["post"]["requestBody"]["content"]
+
+
+def test_a_round_hands_items_out_in_turn_with_gapless_queue_positions(items, annotator, other_annotator):
+    """What the loop round_create used to run gives, now that one INSERT ... SELECT does it: the
+    i-th item of the set (in its order, not by id) to pool places (i * k + j) % n, each queue
+    counting 0, 1, 2, ... without gaps."""
+    from annotator.services import round_create
+
+    third = User.objects.create_user("carl")
+    pool = [other_annotator, third, annotator]
+    ordered = list(reversed(items))
+    round_ = round_create(
+        name="turns", item_set=item_set_from_items(name="rev", items=ordered), annotators=pool
+    )
+    expected, positions = set(), [0, 0, 0]
+    for i, item in enumerate(ordered):
+        for j in range(2):
+            place = (i * 2 + j) % 3
+            expected.add((item.pk, pool[place].pk, positions[place]))
+            positions[place] += 1
+    got = set(Assignment.objects.filter(round=round_).values_list("item_id", "annotator_id", "position"))
+    assert got == expected and len(got) == 8
+    assert set(Assignment.objects.filter(round=round_).values_list("status", flat=True)) == {"pending"}
