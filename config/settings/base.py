@@ -146,12 +146,12 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "nsm-audit API",
     "DESCRIPTION": "Items, assignments and annotations of NSM emotion explications.",
     "VERSION": "0.1.0",
+    # a round's mode beside the prefill job's "mode" (other values): named apart
+    "ENUM_NAME_OVERRIDES": {"RoundModeEnum": "annotator.manage_api.MODES"},
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     # Swagger UI from the installed sidecar package: no CDN is reachable, nor wanted.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    # a round's mode beside the prefill job's "mode" (other values): named apart
-    "ENUM_NAME_OVERRIDES": {"RoundModeEnum": "annotator.manage_api.MODES"},
 }
 
 # The active rule set of the mapper: a bundled version ("1") or a path to a rule set file.
