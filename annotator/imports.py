@@ -236,6 +236,13 @@ def read_items(data: bytes | str, fmt: str) -> list[dict[str, Any]]:
                 problems.append(ImportProblem(line, name, f"{value!r} is not a whole-number rating"))
         row["appraisals"] = appraisals
         row["metadata"] = {name: raw[name] for name in METADATA if raw.get(name) not in (None, "")}
+        # each value the file gave (a masked text copied from the text is named once, as text)
+        given = [_pick(raw, k)[0] for k in ("source_id", "reference_label", "text", "masked_text")]
+        stored = [(column, raw[column]) for column in given if column is not None]
+        for column, value in [*stored, *row["metadata"].items()]:
+            problem = _unstorable(value)
+            if problem:
+                problems.append(ImportProblem(line, column, problem))
         rows.append(row)
     problems += _absent_fields(absent, len(rows), fmt, data)
     if not rows and not problems:
@@ -243,6 +250,24 @@ def read_items(data: bytes | str, fmt: str) -> list[dict[str, Any]]:
     if problems:
         raise ImportFileError(sorted(problems, key=lambda p: p.line))
     return rows
+
+
+def _unstorable(value: Any) -> str:
+    """Why a value cannot be stored as text ("" when it can): a NUL character (PostgreSQL
+    refuses it) or a lone surrogate (JSON may spell one; it is no UTF-8), nested values included."""
+    if isinstance(value, dict):
+        value = [*value.keys(), *value.values()]
+    if isinstance(value, list):
+        return next((p for p in map(_unstorable, value) if p), "")
+    if not isinstance(value, str):
+        return ""
+    if "\x00" in value:
+        return "contains a NUL character"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return f"contains a lone surrogate ({value[error.start]!a}), not text"
+    return ""
 
 
 def _absent_fields(absent: dict[str, list[int]], rows: int, fmt: str, data: str) -> list[ImportProblem]:

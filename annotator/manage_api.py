@@ -81,6 +81,7 @@ BAD = OpenApiResponse(description="bad input: each field at fault with its messa
 NO_CREDENTIALS = OpenApiResponse(description="no or wrong credentials")
 NOT_ADMIN = OpenApiResponse(description="not an admin")
 NOT_FOUND = OpenApiResponse(description="no such object")
+NO_PAGE = OpenApiResponse(description="no such page")
 CONFLICT = OpenApiResponse(description="conflicts with what exists: a taken name, prefill overlap")
 
 # Inline enums: named ones would collide with the jobs API's "mode" and "text_field" (other values).
@@ -343,21 +344,25 @@ def _round_detail(round_: Round) -> Round:
 # --- errors from the services ----------------------------------------------------------------
 
 
+def _conflict(field: str, message: str, **more: Any) -> Refused:
+    """A 409: ``detail`` as every DRF error has it, and the field the conflict is about."""
+    return Refused(status.HTTP_409_CONFLICT, {"detail": message, field: [message], **more})
+
+
 def _round_refused(error: RoundError) -> Refused:
     if isinstance(error, RoundOverlap):
-        return Refused(
-            status.HTTP_409_CONFLICT,
-            {"allow_prefill_overlap": [str(error)], "overlap": error.counts},
-        )
+        return _conflict("allow_prefill_overlap", str(error), overlap=error.counts)
     if error.field == "name" and "already exists" in str(error):
-        return Refused(status.HTTP_409_CONFLICT, {"name": [str(error)]})
-    return Refused(status.HTTP_400_BAD_REQUEST, {error.field or "detail": [str(error)]})
+        return _conflict("name", str(error))
+    if error.field:
+        return Refused(status.HTTP_400_BAD_REQUEST, {error.field: [str(error)]})
+    return Refused(status.HTTP_400_BAD_REQUEST, {"detail": str(error)})
 
 
 def _draw_refused(error: DrawError, *, name_field: str = "name") -> Refused:
     if "already exists" in str(error):
-        return Refused(status.HTTP_409_CONFLICT, {name_field: [str(error)]})
-    return Refused(status.HTTP_400_BAD_REQUEST, {"detail": [str(error)]})
+        return _conflict(name_field, str(error))
+    return Refused(status.HTTP_400_BAD_REQUEST, {"detail": str(error)})
 
 
 def _create_round(data: dict[str, Any], *, name: str, item_set: ItemSet) -> Round:
@@ -431,9 +436,9 @@ def _import(data: dict[str, Any], request: Request) -> dict[str, Any]:
     set_name = (data.get("item_set") or "").strip() or round_name
     # names first: a taken one refuses the request before the file is read
     if set_name and ItemSet.objects.filter(name=set_name).exists():
-        raise Refused(409, {"item_set": [f"an item set named {set_name!r} already exists"]})
+        raise _conflict("item_set", f"an item set named {set_name!r} already exists")
     if round_name and Round.objects.filter(name=round_name).exists():
-        raise Refused(409, {"round": [f"a round named {round_name!r} already exists"]})
+        raise _conflict("round", f"a round named {round_name!r} already exists")
     with transaction.atomic():
         try:
             report = items_import(data=upload.read(), fmt=fmt, source=source)
@@ -486,7 +491,7 @@ class ItemSetList(generics.ListAPIView, AdminApi):
     serializer_class = ItemSetOut
     queryset = ItemSet.objects.order_by("-created_at", "-pk")
 
-    @extend_schema(responses={200: ItemSetOut(many=True), 401: NO_CREDENTIALS, 403: NOT_ADMIN})
+    @extend_schema(responses={200: ItemSetOut(many=True), 401: NO_CREDENTIALS, 403: NOT_ADMIN, 404: NO_PAGE})
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
@@ -544,7 +549,9 @@ class RoundList(generics.ListAPIView, AdminApi):
             row.round.pool_size = row.pool_size
         return [row.round for row in rows]
 
-    @extend_schema(responses={200: RoundListOut(many=True), 401: NO_CREDENTIALS, 403: NOT_ADMIN})
+    @extend_schema(
+        responses={200: RoundListOut(many=True), 401: NO_CREDENTIALS, 403: NOT_ADMIN, 404: NO_PAGE}
+    )
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
@@ -610,7 +617,7 @@ class RoundPoolAdd(AdminApi):
         try:
             change = round_annotator_add(round_=round_, annotator=annotator)
         except RoundError as error:
-            return Response({"annotator": [str(error)]}, status=status.HTTP_409_CONFLICT)
+            return _refuse(_conflict("annotator", str(error)))
         return _pool_answer(request, round_, change)
 
 
@@ -636,5 +643,5 @@ class RoundPoolRemove(AdminApi):
         try:
             change = round_annotator_remove(round_=round_, annotator=found)
         except RoundError as error:
-            return Response({"annotator": [str(error)]}, status=status.HTTP_409_CONFLICT)
+            return _refuse(_conflict("annotator", str(error)))
         return _pool_answer(request, round_, change)

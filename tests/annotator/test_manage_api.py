@@ -190,6 +190,7 @@ def test_taken_names_are_a_409_and_nothing_is_written(
     before = Item.objects.count()
     answer = _import(client, _jsonl(3), item_set="set-p")
     assert answer.status_code == 409 and "already exists" in answer.json()["item_set"][0]
+    assert answer.json()["detail"] == answer.json()["item_set"][0]  # every error body has a detail
     answer = _import(client, _jsonl(3), item_set="new", round="prefilled", annotators=["alice", "bob"])
     assert answer.status_code == 409 and "already exists" in answer.json()["round"][0]
     assert Item.objects.count() == before and ItemSet.objects.count() == 1 and Round.objects.count() == 1
@@ -221,7 +222,7 @@ def test_item_sets_from_ids_keep_their_order_and_draws_work_as_on_the_page(clien
         {"name": "strat", "seed": 7, "per_stratum": 2, "disjoint_from": answer.json()["id"]},
         content_type="application/json",
     )
-    assert drawn.status_code == 400 and "not enough items" in drawn.json()["detail"][0]  # one item is left
+    assert drawn.status_code == 400 and "not enough items" in drawn.json()["detail"]  # one item is left
     drawn = client.post(
         reverse("api_item_sets"), {"name": "two", "seed": 7, "size": 2}, content_type="application/json"
     )
@@ -409,3 +410,25 @@ def test_a_round_hands_items_out_in_turn_with_gapless_queue_positions(items, ann
     got = set(Assignment.objects.filter(round=round_).values_list("item_id", "annotator_id", "position"))
     assert got == expected and len(got) == 8
     assert set(Assignment.objects.filter(round=round_).values_list("status", flat=True)) == {"pending"}
+
+
+@pytest.mark.parametrize(
+    "text, metadata, column, message",
+    [
+        ("a\u0000b", None, "text", "contains a NUL character"),
+        ("I was \ud800 glad.", None, "text", "contains a lone surrogate ('\\ud800'), not text"),
+        ("I was glad.", {"nested": ["x\u0000"]}, "round_number", "contains a NUL character"),
+    ],
+)
+def test_text_no_database_can_hold_is_a_400_naming_line_and_column(
+    client, admin_user, text, metadata, column, message
+):
+    client.force_login(admin_user)
+    good = json.dumps({"text_id": "ok", "emotion": "joy", "text": "I was glad."})
+    bad = {"text_id": "bad", "emotion": "joy", "text": text}
+    if metadata is not None:
+        bad["round_number"] = metadata
+    answer = _import(client, f"{good}\n{json.dumps(bad)}\n".encode(), item_set="s")
+    assert answer.status_code == 400, answer.content
+    assert answer.json()["problems"] == [{"line": 2, "column": column, "message": message}]
+    assert _nothing_written()
