@@ -26,8 +26,15 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotator.import_staging import MAX_UPLOAD
-from annotator.imports import FORMATS, ImportFileError, default_source, detect_format, items_import
-from annotator.models import Item, ItemSet, Round
+from annotator.imports import (
+    FORMATS,
+    ImportFileError,
+    default_source,
+    detect_format,
+    items_import,
+    source_items,
+)
+from annotator.models import ItemSet, Round
 from annotator.roles import ADMIN, has_role
 from annotator.round_selectors import (
     annotator_choices,
@@ -454,17 +461,14 @@ def _import(data: dict[str, Any], request: Request) -> dict[str, Any]:
             ) from None
         item_set = round_ = None
         if set_name:
-            ids = dict(
-                Item.objects.filter(source=source, source_id__in=report.source_ids).values_list(
-                    "source_id", "pk"
-                )
-            )
+            ids = dict(source_items(source, report.source_ids, "pk"))
             try:
                 item_set = item_set_of_ids(
                     name=set_name,
                     item_ids=[ids[s] for s in report.source_ids],
                     tier=data["tier"],
                     created_by=request.user,
+                    ids_checked=True,
                 )
             except DrawError as error:
                 raise _draw_refused(error, name_field="item_set") from None

@@ -104,9 +104,11 @@ def item_set_of_ids(
     item_ids: list[int],
     tier: str = ItemSet.Tier.OTHER,
     created_by: AbstractBaseUser | None = None,
+    ids_checked: bool = False,
 ) -> ItemSet:
     """An item set of the given item ids in the given order (an import's rows, a script's pick);
-    DrawError names a taken name, a repeated id or ids that are no item."""
+    DrawError names a taken name, a repeated id or ids that are no item (unless ``ids_checked``:
+    the caller has just read them from the database)."""
     if ItemSet.objects.filter(name=name).exists():
         raise DrawError(f"an item set named {name!r} already exists")
     if not item_ids:
@@ -114,8 +116,8 @@ def item_set_of_ids(
     repeated = sorted(i for i, n in Counter(item_ids).items() if n > 1)
     if repeated:
         raise DrawError(f"item ids repeat: {', '.join(map(str, repeated[:10]))}")
-    found = set(Item.objects.filter(pk__in=item_ids).values_list("pk", flat=True))
-    missing = [i for i in item_ids if i not in found]
+    found = set() if ids_checked else set(Item.objects.filter(pk__in=item_ids).values_list("pk", flat=True))
+    missing = [] if ids_checked else [i for i in item_ids if i not in found]
     if missing:
         raise DrawError(f"no item has the id {', '.join(map(str, missing[:10]))}")
     item_set = ItemSet.objects.create(name=name, tier=tier, size=len(item_ids), created_by=created_by)

@@ -432,3 +432,18 @@ def test_text_no_database_can_hold_is_a_400_naming_line_and_column(
     assert answer.status_code == 400, answer.content
     assert answer.json()["problems"] == [{"line": 2, "column": column, "message": message}]
     assert _nothing_written()
+
+
+def test_a_small_file_into_a_large_source_finds_its_present_and_conflicting_rows(client, admin_user, items):
+    """A source larger than twice the file is asked by id (imports.source_items); a smaller one
+    is read whole: both see what is present, unchanged or different."""
+    client.force_login(admin_user)
+    sid, emotion, text, masked = TEXTS[0]
+    same = json.dumps({"text_id": f"{sid}-0", "emotion": emotion, "text": text, "masked_text": masked})
+    answer = _import(client, same.encode(), source="test", item_set="one")
+    assert answer.status_code == 201 and (answer.json()["created"], answer.json()["unchanged"]) == (0, 1)
+    assert list(ItemSet.objects.get(name="one").members.values_list("item_id", flat=True)) == [items[0].pk]
+    changed = json.dumps({"text_id": f"{sid}-0", "emotion": emotion, "text": "Another text."})
+    answer = _import(client, changed.encode(), source="test", item_set="two")
+    assert answer.status_code == 400 and "refusing to overwrite" in answer.json()["file"][0]
+    assert Item.objects.count() == 4 and not ItemSet.objects.filter(name="two").exists()
