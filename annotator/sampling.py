@@ -80,10 +80,7 @@ def item_set_draw(
         source_filter=source,
         created_by=created_by,
     )
-    ItemSetMember.objects.bulk_create(
-        [ItemSetMember(item_set=item_set, item_id=item_id, position=p) for p, item_id in enumerate(ids)],
-        batch_size=2000,
-    )
+    item_set_members_insert(item_set.pk, ids)
     return item_set
 
 
