@@ -13,6 +13,10 @@ under a source of its own so that every run creates all 5,400 items. The three c
 splits are read from /work/shared (never copied into the repository) and sent as one TSV.
 
 Target: (b) under 0.8 s (a comparable tool's single import request takes 1.6 s on this machine).
+
+With NSM_BENCH_BASELINE naming another checkout (`git archive main | tar -x -C /tmp/base`), its
+pages are timed too, on a server of their own, alternating with the others: the same steps as
+they were before this change.
 """
 
 from __future__ import annotations
@@ -49,7 +53,10 @@ SETUP = f"""
 import json, django
 django.setup()
 from django.contrib.auth.models import Group, User
-from annotator.tokens import token_create
+try:
+    from annotator.tokens import token_create
+except ImportError:  # a baseline checkout from before tokens
+    token_create = None
 admin = User.objects.create_user("bench-admin", password={PASSWORD!r})
 admin.groups.add(Group.objects.get_or_create(name="admin")[0])
 annotators = []
@@ -57,7 +64,8 @@ for name in ("bench-a1", "bench-a2"):
     user = User.objects.create_user(name, password="x-" + name)
     user.groups.add(Group.objects.get_or_create(name="annotator")[0])
     annotators.append(user.pk)
-print(json.dumps({{"token": token_create(user=admin).key, "annotators": annotators}}))
+token = token_create(user=admin).key if token_create else None
+print(json.dumps({{"token": token, "annotators": annotators}}))
 """
 
 
@@ -77,7 +85,7 @@ def crowd_tsv() -> bytes:
 # --- the server --------------------------------------------------------------------------------
 
 
-def _env(database_url: str) -> dict[str, str]:
+def _env(database_url: str, tree: Path = ROOT) -> dict[str, str]:
     return {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings.prod",
@@ -86,36 +94,41 @@ def _env(database_url: str) -> dict[str, str]:
         "ALLOWED_HOSTS": HOST,
         "SECURE_SSL_REDIRECT": "0",  # plain HTTP on loopback, no TLS proxy in front
         "SECURE_COOKIES": "0",
-        "NSM_STATIC_ROOT": str(BENCH_DIR / "static"),
+        "NSM_STATIC_ROOT": str(BENCH_DIR / f"static-{tree.name}"),
         "NSM_IMPORT_STAGING_DIR": str(BENCH_DIR / "staging"),
-        "NSM_CACHE_URL": f"file://{BENCH_DIR / 'cache'}",
+        "NSM_CACHE_URL": f"file://{BENCH_DIR / f'cache-{tree.name}'}",
         "NSM_LOG_LEVEL": "WARNING",
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": str(tree),
     }
 
 
-def _run(args: list[str], database_url: str) -> str:
+def _run(args: list[str], database_url: str, tree: Path = ROOT) -> str:
     result = subprocess.run(
-        [sys.executable, *args], cwd=ROOT, env=_env(database_url), capture_output=True, text=True, check=False
+        [sys.executable, *args],
+        cwd=tree,
+        env=_env(database_url, tree),
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if result.returncode != 0:
         raise RuntimeError(f"{' '.join(args[:2])} failed:\n{result.stderr[-3000:]}")
     return result.stdout
 
 
-def _fresh_database(kind: str) -> str | None:
+def _fresh_database(kind: str, suffix: str = "") -> str | None:
     if kind == "sqlite":
-        return f"sqlite:///{BENCH_DIR / 'api_import.sqlite3'}"
+        return f"sqlite:///{BENCH_DIR / f'api_import{suffix}.sqlite3'}"
     try:
         import psycopg
 
         with psycopg.connect(PG_ADMIN, autocommit=True, connect_timeout=3) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{PG_NAME}" WITH (FORCE)')
-            conn.execute(f'CREATE DATABASE "{PG_NAME}"')
+            conn.execute(f'DROP DATABASE IF EXISTS "{PG_NAME}{suffix}" WITH (FORCE)')
+            conn.execute(f'CREATE DATABASE "{PG_NAME}{suffix}"')
     except Exception as error:  # no server: report it and go on with SQLite alone
         print(f"  PostgreSQL not available ({error}); skipping it")
         return None
-    return f"{PG_ADMIN.rsplit('/', 1)[0]}/{PG_NAME}"
+    return f"{PG_ADMIN.rsplit('/', 1)[0]}/{PG_NAME}{suffix}"
 
 
 def _drop_postgres() -> None:
@@ -123,7 +136,8 @@ def _drop_postgres() -> None:
         import psycopg
 
         with psycopg.connect(PG_ADMIN, autocommit=True, connect_timeout=3) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{PG_NAME}" WITH (FORCE)')
+            for suffix in ("", "_base"):
+                conn.execute(f'DROP DATABASE IF EXISTS "{PG_NAME}{suffix}" WITH (FORCE)')
     except Exception as error:  # no server: nothing was created
         print(f"  PostgreSQL database {PG_NAME} not dropped ({error})")
 
@@ -134,7 +148,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _start_server(database_url: str) -> tuple[subprocess.Popen, int]:
+def _start_server(database_url: str, tree: Path = ROOT) -> tuple[subprocess.Popen, int]:
     port = _free_port()
     server = subprocess.Popen(
         [
@@ -149,8 +163,8 @@ def _start_server(database_url: str) -> tuple[subprocess.Popen, int]:
             "--timeout",
             "120",
         ],
-        cwd=ROOT,
-        env=_env(database_url),
+        cwd=tree,
+        env=_env(database_url, tree),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -295,7 +309,7 @@ def pages_path(browser: Browser, data: bytes, tag: str, annotators: list[int]) -
             "name": tag,
             "tier": "other",
             "seed": "1",
-            "size": "5400",
+            "size": str(data.count(b"\n") - 1),
             "source": tag,
             "csrfmiddlewaretoken": token,
         },
@@ -337,27 +351,43 @@ def _annotatable(port: int, key: str, name: str) -> int:
     return rounds[name]["progress"]["assigned"] if status == 200 and name in rounds else -1
 
 
-def _measure(kind: str, repeat: int, data: bytes, rows: int) -> list[dict]:
-    url = _fresh_database(kind)
+def _serve(kind: str, tree: Path, suffix: str = "") -> tuple[subprocess.Popen, int, dict] | None:
+    """A fresh database for ``tree``'s code, migrated, with the personas; its server started."""
+    url = _fresh_database(kind, suffix)
     if url is None:
+        return None
+    _run(["manage.py", "migrate", "--noinput", "-v0"], url, tree)
+    _run(["manage.py", "collectstatic", "--noinput", "-v0"], url, tree)
+    setup = json.loads(_run(["-c", SETUP], url, tree))
+    server, port = _start_server(url, tree)
+    return server, port, setup
+
+
+def _measure(kind: str, repeat: int, data: bytes, rows: int, baseline: Path | None) -> list[dict]:
+    served = _serve(kind, ROOT)
+    if served is None:
         return []
-    _run(["manage.py", "migrate", "--noinput", "-v0"], url)
-    _run(["manage.py", "collectstatic", "--noinput", "-v0"], url)
-    setup = json.loads(_run(["-c", SETUP], url))
-    server, port = _start_server(url)
-    pages, api = [], []
+    servers = [served[0]]
+    _, port, setup = served
+    pages, api, before = [], [], []
     try:
         browser = _login(port)
+        base = None
+        if baseline is not None:
+            base_server, base_port, base_setup = _serve(kind, baseline, "_base")
+            servers.append(base_server)
+            base = (_login(base_port), base_setup)
+            pages_path(
+                base[0], data[: data.index(b"\n", 2000) + 1], f"warm-base-{kind}", base_setup["annotators"]
+            )
         # warm-up: each gunicorn worker imports and connects once before anything is timed
         for i in range(2):
-            api_path(
-                port,
-                setup["token"],
-                data[: data.index(b"\n", 2000) + 1],
-                f"warm-{kind}-{i}",
-                setup["annotators"],
-            )
-        for i in range(repeat):  # alternating, so both see the same machine
+            small = data[: data.index(b"\n", 2000) + 1]
+            api_path(port, setup["token"], small, f"warm-{kind}-{i}", setup["annotators"])
+        for i in range(repeat):  # alternating, so all see the same machine
+            if base is not None:
+                spent, _ = pages_path(base[0], data, f"base-{kind}-{i}", base[1]["annotators"])
+                before.append(spent)
             spent, name = pages_path(browser, data, f"pages-{kind}-{i}", setup["annotators"])
             assert _annotatable(port, setup["token"], name) == 2 * rows, name
             pages.append(spent)
@@ -365,16 +395,31 @@ def _measure(kind: str, repeat: int, data: bytes, rows: int) -> list[dict]:
             assert _annotatable(port, setup["token"], f"api-{kind}-{i}") == 2 * rows
             api.append(spent)
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        for running in servers:
+            running.terminate()
+            running.wait(timeout=30)
     page_s, api_s = statistics.median(pages), statistics.median(api)
+    load = round(os.getloadavg()[0], 1)  # the machine is shared: how busy it was
     label = f"{rows:,} rows, 2 annotators, {kind}, median of {repeat}"
-    return [
+    figures = []
+    if before:
+        before_s = statistics.median(before)
+        figures.append(
+            figure(
+                f"pages before this change ({baseline.name}): the same four steps ({label})",
+                round(before_s, 3),
+                "s",
+                runs=[round(t, 3) for t in before],
+                load_average=load,
+            )
+        )
+    figures += [
         figure(
             f"pages: upload, confirm, draw, new round ({label})",
             round(page_s, 3),
             "s",
             runs=[round(t, 3) for t in pages],
+            load_average=load,
         ),
         figure(
             f"API: one POST /api/imports/ ({label})",
@@ -383,9 +428,13 @@ def _measure(kind: str, repeat: int, data: bytes, rows: int) -> list[dict]:
             f"< {TARGET_S} s",
             api_s < TARGET_S,
             runs=[round(t, 3) for t in api],
+            load_average=load,
         ),
         figure(f"pages / API ({kind})", round(page_s / api_s, 2), "x"),
     ]
+    if before:
+        figures.append(figure(f"pages before / API ({kind})", round(before_s / api_s, 2), "x"))
+    return figures
 
 
 def run(quick: bool = False, repeat: int | None = None) -> list[dict]:
@@ -395,10 +444,11 @@ def run(quick: bool = False, repeat: int | None = None) -> list[dict]:
     rows = data.count(b"\n") - 1
     repeat = repeat or (1 if quick else 3)
     figures: list[dict] = []
+    baseline = Path(os.environ["NSM_BENCH_BASELINE"]) if os.environ.get("NSM_BENCH_BASELINE") else None
     BENCH_DIR.mkdir(parents=True, exist_ok=True)
     try:
         for kind in ("sqlite", "postgres"):
-            figures += _measure(kind, repeat, data, rows)
+            figures += _measure(kind, repeat, data, rows, baseline)
     finally:
         shutil.rmtree(BENCH_DIR, ignore_errors=True)
         _drop_postgres()
