@@ -75,7 +75,7 @@ class TokenApi(APIView):
     authentication_classes = [BasicAuthentication, SessionAuthentication, TokenAuthentication]
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(responses={200: TokenState, 401: NO_CREDENTIALS})
+    @extend_schema(request=None, responses={200: TokenState, 401: NO_CREDENTIALS})
     def get(self, request: Request) -> Response:
         token = token_of(request.user)
         return Response({"exists": token is not None, "created": token.created if token else None})
@@ -87,12 +87,13 @@ class TokenApi(APIView):
         return Response(body, status=status.HTTP_201_CREATED)
 
     @extend_schema(
+        request=None,
         responses={
             204: OpenApiResponse(description="revoked"),
             401: NO_CREDENTIALS,
             403: NO_CREDENTIALS,
             404: OpenApiResponse(description="you have no token"),
-        }
+        },
     )
     def delete(self, request: Request) -> Response:
         if not token_revoke(user=request.user):

@@ -377,15 +377,13 @@ def test_the_schema_lists_the_new_operations_with_their_status_codes(client, adm
     client.force_login(admin_user)
     schema = client.get(reverse("api_schema"), {"format": "json"}).json()
     ops = schema["paths"]
-    assert set(ops["/api/imports/"]["post"]["responses"]) == {"201", "400", "401", "403", "409", "415"}
-    assert set(ops["/api/rounds/{id}/annotators/{user}/"]["delete"]["responses"]) == {
-        "200",
-        "401",
-        "403",
-        "404",
-        "409",
-    }
-    assert set(ops["/api/item-sets/"]["post"]["responses"]) == {"201", "400", "401", "403", "409"}
+    # at least these (a schema class may document more, such as 415 for every body)
+    assert {"201", "400", "401", "403", "409", "415"} <= set(ops["/api/imports/"]["post"]["responses"])
+    pool_remove = ops["/api/rounds/{id}/annotators/{user}/"]["delete"]["responses"]
+    assert {"200", "401", "403", "404", "409"} <= set(pool_remove)
+    assert {"201", "400", "401", "403", "409"} <= set(ops["/api/item-sets/"]["post"]["responses"])
+    assert {"200", "401", "403", "404"} <= set(ops["/api/rounds/{id}/"]["get"]["responses"])
+    assert {"201", "401"} <= set(ops["/api/token/"]["post"]["responses"])
     assert "multipart/form-data" in ops["/api/imports/"]["post"]["requestBody"]["content"]
 
 
