@@ -91,7 +91,9 @@ NOT_FOUND = OpenApiResponse(description="no such object")
 NO_PAGE = OpenApiResponse(description="no such page")
 CONFLICT = OpenApiResponse(description="conflicts with what exists: a taken name, prefill overlap")
 
-# Inline enums: named ones would collide with the jobs API's "mode" and "text_field" (other values).
+# The round's choices as plain value lists: the prefill job's "mode" and "text_field" have other
+# values, so the schema names these apart (the mode's enum is RoundModeEnum through
+# SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"], which matches this list).
 MODES = [value for value, _ in Round.Mode.choices]
 TEXT_FIELDS = [value for value, _ in Round.TEXT_FIELDS]
 
