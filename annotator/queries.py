@@ -10,7 +10,7 @@ from typing import Any
 from django.db import connection
 from django.utils import timezone
 
-from annotator.models import Item
+from annotator.models import Assignment, Item, ItemSetMember
 
 JSON_COLUMNS = {"appraisals", "metadata"}  # written as JSON text
 
@@ -36,3 +36,78 @@ def items_copy(rows: list[dict[str, Any]], source: str, columns: tuple[str, ...]
             values = [json.dumps(row[c]) if c in JSON_COLUMNS else row[c] for c in columns[1:]]
             copy.write_row((source, *values, now))
     return True
+
+
+def items_insert_many(rows: list[dict[str, Any]], source: str, columns: tuple[str, ...]) -> bool:
+    """Insert new items with one prepared INSERT executed for every row (no model instance per
+    row) when the database is SQLite; False (nothing written) on any other database, where
+    ``items_copy`` or ``bulk_create`` serve. Arguments as for ``items_copy``.
+
+    Justified by the api_import benchmark (benchmarks/bench_api_import.py; 5,400 crowd-enVent rows,
+    in-process, median of 5, alternating with ``bulk_create(batch_size=2000)``, on a machine under
+    load 8 on 2 cores): 183 ms against 930 ms on SQLite."""
+    if connection.vendor != "sqlite":
+        return False
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    names = ", ".join((*columns, "created_at"))
+    marks = ", ".join(["%s"] * (len(columns) + 1))
+    values = [
+        (source, *(json.dumps(row[c]) if c in JSON_COLUMNS else row[c] for c in columns[1:]), now)
+        for row in rows
+    ]
+    with connection.cursor() as cursor:
+        cursor.executemany(f"INSERT INTO {Item._meta.db_table} ({names}) VALUES ({marks})", values)
+    return True
+
+
+def item_set_members_insert(item_set_id: int, item_ids: list[int]) -> None:
+    """Add ``item_ids`` to an item set in this order (positions 0, 1, ...): COPY on PostgreSQL,
+    one prepared INSERT for all rows elsewhere; no model instance per row.
+
+    Justified by the api_import benchmark (benchmarks/bench_api_import.py; 5,400 members,
+    in-process, median of 5, alternating with the ORM, on a machine under load 8 on 2 cores): 50 ms
+    against 512 ms with ``bulk_create`` on SQLite, 51 ms (COPY) against 402 ms on PostgreSQL."""
+    table = ItemSetMember._meta.db_table
+    rows = [(item_set_id, item_id, position) for position, item_id in enumerate(item_ids)]
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            with cursor.cursor.copy(f"COPY {table} (item_set_id, item_id, position) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+            return
+        cursor.executemany(f"INSERT INTO {table} (item_set_id, item_id, position) VALUES (%s, %s, %s)", rows)
+
+
+def assignments_rotate(*, round_id: int, item_set_id: int, annotator_ids: list[int], per_item: int) -> int:
+    """Insert a round's assignments in one INSERT ... SELECT over its item set: the i-th item (in
+    position order) goes to the annotators at places (i * per_item + j) % n of the pool, for j below
+    per_item, at queue position (i * per_item + j) // n, which is what a loop handing them out in
+    turn gives (annotator.services.round_create says why). How many rows were inserted.
+
+    Justified by the api_import benchmark (benchmarks/bench_api_import.py; 5,400 items, two
+    annotators, in-process, median of 5, alternating with the ORM loop it replaces, on a machine
+    under load 8 on 2 cores): 77 ms against 1,156 ms with ``bulk_create`` on SQLite, 257 ms against
+    866 ms on PostgreSQL."""
+    n = len(annotator_ids)
+    if not n or per_item < 1:
+        return 0
+    slots = ", ".join(["(%s)"] * per_item)
+    pool = ", ".join(["(%s, %s)"] * n)
+    sql = f"""
+        INSERT INTO {Assignment._meta.db_table} (round_id, item_id, annotator_id, position, status)
+        SELECT %s, m.item_id, p.column2, (m.i * %s + s.column1) / %s, %s
+        FROM (
+            SELECT item_id, ROW_NUMBER() OVER (ORDER BY position, id) - 1 AS i
+            FROM {ItemSetMember._meta.db_table} WHERE item_set_id = %s
+        ) AS m
+        CROSS JOIN (VALUES {slots}) AS s
+        JOIN (VALUES {pool}) AS p ON p.column1 = (m.i * %s + s.column1) %% %s
+        ORDER BY m.i, s.column1
+    """
+    params: list[object] = [round_id, per_item, n, Assignment.Status.PENDING, item_set_id]
+    params += list(range(per_item))
+    params += [v for place, pk in enumerate(annotator_ids) for v in (place, pk)]
+    params += [per_item, n]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount

@@ -21,7 +21,8 @@ def prefilled_seen(*, annotator_ids: Iterable[int], item_ids: Iterable[int]) -> 
     return set(
         Assignment.objects.filter(
             annotator_id__in=list(annotator_ids),
-            item_id__in=list(item_ids),
+            # a queryset stays a subquery: an item set's thousands of ids need not travel twice
+            item_id__in=item_ids if isinstance(item_ids, QuerySet) else list(item_ids),
             round__mode=Round.Mode.PREFILLED,
         ).values_list("annotator_id", "item_id")
     )

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import random
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from annotator.models import Item, ItemSet, ItemSetMember
+from annotator.queries import item_set_members_insert
 
 
 class DrawError(ValueError):
@@ -79,10 +80,7 @@ def item_set_draw(
         source_filter=source,
         created_by=created_by,
     )
-    ItemSetMember.objects.bulk_create(
-        [ItemSetMember(item_set=item_set, item_id=item_id, position=p) for p, item_id in enumerate(ids)],
-        batch_size=2000,
-    )
+    item_set_members_insert(item_set.pk, ids)
     return item_set
 
 
@@ -93,4 +91,32 @@ def item_set_from_items(*, name: str, items: list[Item], tier: str = ItemSet.Tie
     ItemSetMember.objects.bulk_create(
         [ItemSetMember(item_set=item_set, item=item, position=p) for p, item in enumerate(items)]
     )
+    return item_set
+
+
+@transaction.atomic
+def item_set_of_ids(
+    *,
+    name: str,
+    item_ids: list[int],
+    tier: str = ItemSet.Tier.OTHER,
+    created_by: AbstractBaseUser | None = None,
+    ids_checked: bool = False,
+) -> ItemSet:
+    """An item set of the given item ids in the given order (an import's rows, a script's pick);
+    DrawError names a taken name, a repeated id or ids that are no item (unless ``ids_checked``:
+    the caller has just read them from the database)."""
+    if ItemSet.objects.filter(name=name).exists():
+        raise DrawError(f"an item set named {name!r} already exists")
+    if not item_ids:
+        raise DrawError("an item set needs at least one item")
+    repeated = sorted(i for i, n in Counter(item_ids).items() if n > 1)
+    if repeated:
+        raise DrawError(f"item ids repeat: {', '.join(map(str, repeated[:10]))}")
+    found = set() if ids_checked else set(Item.objects.filter(pk__in=item_ids).values_list("pk", flat=True))
+    missing = [] if ids_checked else [i for i in item_ids if i not in found]
+    if missing:
+        raise DrawError(f"no item has the id {', '.join(map(str, missing[:10]))}")
+    item_set = ItemSet.objects.create(name=name, tier=tier, size=len(item_ids), created_by=created_by)
+    item_set_members_insert(item_set.pk, item_ids)  # an import's thousands of rows, at once
     return item_set

@@ -26,6 +26,7 @@ from annotator.models import (
     ParserPrediction,
     Round,
 )
+from annotator.queries import assignments_rotate
 from annotator.round_selectors import prefill_overlap, prefilled_seen
 from annotator.selectors import prefill_for
 from annotator.versions import round_changed
@@ -138,18 +139,14 @@ def round_create(
         prefill_parser=prefill_parser if mode == Round.Mode.PREFILLED else "",
     )
     round_.pool.set(annotators)
-    item_ids = list(item_set.members.order_by("position").values_list("item_id", flat=True))
-    n = len(annotators)
-    positions = [0] * n
-    assignments = []
-    for i, item_id in enumerate(item_ids if n else []):
-        for j in range(annotators_per_item):
-            a = (i * annotators_per_item + j) % n
-            assignments.append(
-                Assignment(round=round_, item_id=item_id, annotator=annotators[a], position=positions[a])
-            )
-            positions[a] += 1
-    Assignment.objects.bulk_create(assignments, batch_size=5000)
+    # In turn through the pool: the i-th item to the annotators at places (i * k + j) % n, so
+    # every annotator gets the same share and queue positions count up without gaps.
+    assignments_rotate(
+        round_id=round_.pk,
+        item_set_id=item_set.pk,
+        annotator_ids=[a.pk for a in annotators],
+        per_item=annotators_per_item,
+    )
     return round_
 
 

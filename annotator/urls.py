@@ -1,6 +1,15 @@
 from django.urls import path
 
-from annotator import api, manage_views, round_views, user_views, views, workspace_views
+from annotator import (
+    api,
+    manage_api,
+    manage_views,
+    round_views,
+    token_views,
+    user_views,
+    views,
+    workspace_views,
+)
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -36,4 +45,17 @@ urlpatterns = [
         "api/assignments/<int:pk>/annotation/", api.AnnotationSubmit.as_view(), name="api_annotation_submit"
     ),
     path("api/assignments/<int:pk>/history/", api.AnnotationHistory.as_view(), name="api_annotation_history"),
+    path("account/tokens/", token_views.tokens, name="account_tokens"),
+    path("api/token/", token_views.TokenApi.as_view(), name="api_token"),
+    path("api/imports/", manage_api.ImportCreate.as_view(), name="api_imports"),
+    path("api/item-sets/", manage_api.ItemSetList.as_view(), name="api_item_sets"),
+    path("api/item-sets/<int:pk>/", manage_api.ItemSetDetail.as_view(), name="api_item_set"),
+    path("api/rounds/", manage_api.RoundList.as_view(), name="api_rounds"),
+    path("api/rounds/<int:pk>/", manage_api.RoundDetail.as_view(), name="api_round"),
+    path("api/rounds/<int:pk>/annotators/", manage_api.RoundPoolAdd.as_view(), name="api_round_pool_add"),
+    path(
+        "api/rounds/<int:pk>/annotators/<str:user>/",
+        manage_api.RoundPoolRemove.as_view(),
+        name="api_round_pool_remove",
+    ),
 ]

@@ -32,6 +32,7 @@ BENCHMARKS = [
     "rules",
     "training",
     "jobs",
+    "api_import",
 ]
 
 

@@ -1,0 +1,101 @@
+"""The API-token page (any logged-in user, for their own token) and the same through the API.
+
+The page posts a Django form (CSRF-checked like every browser POST); the new key is rendered in
+the answer to that POST and nowhere else. ``/api/token/`` lets a script get its first key with
+the account's username and password (HTTP Basic, over TLS in production), a browser session, or
+an existing token (which it then replaces)."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.cache import never_cache
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.authentication import BasicAuthentication, SessionAuthentication, TokenAuthentication
+from rest_framework.authtoken.models import Token
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotator.tokens import token_create, token_of, token_revoke
+
+
+class TokenForm(forms.Form):
+    action = forms.ChoiceField(choices=[("create", "create"), ("revoke", "revoke")])
+
+
+def _page(
+    request: HttpRequest, *, created: Token | None = None, note: str = "", status: int = 200
+) -> HttpResponse:
+    context = {"token": token_of(request.user), "created": created, "note": note}
+    return render(request, "annotator/tokens.html", context, status=status)
+
+
+@never_cache
+@login_required
+def tokens(request: HttpRequest) -> HttpResponse:
+    """GET: whether the user has a token. POST action=create: a new key, shown in this answer
+    only (a reload shows it no more); action=revoke: the key stops working."""
+    if request.method != "POST":
+        return _page(request)
+    form = TokenForm(request.POST)
+    if not form.is_valid():
+        return _page(request, note="action: choose create or revoke", status=400)
+    if form.cleaned_data["action"] == "create":
+        return _page(request, created=token_create(user=request.user))
+    revoked = token_revoke(user=request.user)
+    return _page(request, note="Token revoked." if revoked else "You had no token.")
+
+
+TokenOut = inline_serializer(
+    "TokenOut",
+    {
+        "key": serializers.CharField(help_text="send as 'Authorization: Token <key>'; shown only now"),
+        "created": serializers.DateTimeField(),
+        "username": serializers.CharField(),
+    },
+)
+TokenState = inline_serializer(
+    "TokenState",
+    {"exists": serializers.BooleanField(), "created": serializers.DateTimeField(allow_null=True)},
+)
+NO_CREDENTIALS = OpenApiResponse(description="no or wrong credentials")
+
+
+class TokenApi(APIView):
+    """The requesting user's API token: GET says whether one exists (never its key), POST
+    creates one (replacing any earlier: 201 with the key, shown once), DELETE revokes it."""
+
+    # Basic first: a script without a key yet logs in with username and password, and an
+    # anonymous request is answered 401 with a WWW-Authenticate challenge.
+    authentication_classes = [BasicAuthentication, SessionAuthentication, TokenAuthentication]
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses={200: TokenState, 401: NO_CREDENTIALS})
+    def get(self, request: Request) -> Response:
+        token = token_of(request.user)
+        return Response({"exists": token is not None, "created": token.created if token else None})
+
+    @extend_schema(request=None, responses={201: TokenOut, 401: NO_CREDENTIALS, 403: NO_CREDENTIALS})
+    def post(self, request: Request) -> Response:
+        token = token_create(user=request.user)
+        body = {"key": token.key, "created": token.created, "username": request.user.get_username()}
+        return Response(body, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        request=None,
+        responses={
+            204: OpenApiResponse(description="revoked"),
+            401: NO_CREDENTIALS,
+            403: NO_CREDENTIALS,
+            404: OpenApiResponse(description="you have no token"),
+        },
+    )
+    def delete(self, request: Request) -> Response:
+        if not token_revoke(user=request.user):
+            return Response({"detail": "you have no token"}, status=status.HTTP_404_NOT_FOUND)
+        return Response(status=status.HTTP_204_NO_CONTENT)

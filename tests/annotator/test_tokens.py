@@ -1,0 +1,93 @@
+"""API tokens: the page (any logged-in user, their own token), the API, and Token authentication."""
+
+import base64
+import re
+
+from django.urls import reverse
+from rest_framework.authtoken.models import Token
+
+from annotator.tokens import token_create
+
+
+def _key_on(page: str) -> str:
+    found = re.search(r'<code id="token-key">([0-9a-f]{40})</code>', page)
+    assert found, "the new key is shown on the page"
+    return found.group(1)
+
+
+def test_the_page_creates_shows_the_key_once_replaces_and_revokes(client, annotator):
+    client.force_login(annotator)
+    page = client.get(reverse("account_tokens")).content.decode()
+    assert "You have no token" in page and 'id="token-key"' not in page
+    key = _key_on(client.post(reverse("account_tokens"), {"action": "create"}).content.decode())
+    assert Token.objects.get(user=annotator).key == key
+    again = client.get(reverse("account_tokens")).content.decode()
+    assert key not in again and "You have a token" in again  # shown once, never again
+    second = _key_on(client.post(reverse("account_tokens"), {"action": "create"}).content.decode())
+    assert second != key and list(Token.objects.filter(user=annotator).values_list("key", flat=True)) == [
+        second
+    ]
+    page = client.post(reverse("account_tokens"), {"action": "revoke"}).content.decode()
+    assert "Token revoked" in page and not Token.objects.filter(user=annotator).exists()
+
+
+def test_the_page_refuses_a_bad_action_and_anonymous_users(client, annotator):
+    assert client.get(reverse("account_tokens")).status_code == 302  # to the login page
+    client.force_login(annotator)
+    assert client.post(reverse("account_tokens"), {"action": "steal"}).status_code == 400
+    assert not Token.objects.exists()
+
+
+def test_the_page_posts_need_a_csrf_token(annotator):
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(annotator)
+    assert client.post(reverse("account_tokens"), {"action": "create"}).status_code == 403
+    assert not Token.objects.exists()
+
+
+def test_the_user_menu_links_the_token_page(client, annotator):
+    client.force_login(annotator)
+    assert reverse("account_tokens") in client.get(reverse("home")).content.decode()
+
+
+def _basic(username: str, password: str) -> dict[str, str]:
+    return {"HTTP_AUTHORIZATION": "Basic " + base64.b64encode(f"{username}:{password}".encode()).decode()}
+
+
+def test_a_script_gets_a_key_with_its_password_and_uses_it(client, annotator, prefilled_round):
+    assert client.post(reverse("api_token")).status_code == 401
+    assert client.post(reverse("api_token"), **_basic("alice", "wrong")).status_code == 401
+    answer = client.post(reverse("api_token"), **_basic("alice", "alice-pw"))
+    assert answer.status_code == 201
+    key = answer.json()["key"]
+    assert Token.objects.get(user=annotator).key == key and answer.json()["username"] == "alice"
+    mine = client.get(reverse("api_assignments"), HTTP_AUTHORIZATION=f"Token {key}")
+    assert (
+        mine.status_code == 200
+        and mine.json()["count"] == prefilled_round.assignments.filter(annotator=annotator).count()
+    )
+    state = client.get(reverse("api_token"), HTTP_AUTHORIZATION=f"Token {key}").json()
+    assert state["exists"] is True and "key" not in state
+
+
+def test_creating_again_replaces_the_key_and_revoking_ends_it(client, annotator):
+    old = token_create(user=annotator).key
+    new = client.post(reverse("api_token"), HTTP_AUTHORIZATION=f"Token {old}").json()["key"]
+    assert new != old
+    assert client.get(reverse("api_token"), HTTP_AUTHORIZATION=f"Token {old}").status_code == 401
+    assert client.delete(reverse("api_token"), HTTP_AUTHORIZATION=f"Token {new}").status_code == 204
+    assert not Token.objects.exists()
+    assert client.get(reverse("api_token"), HTTP_AUTHORIZATION=f"Token {new}").status_code == 401
+    client.force_login(annotator)
+    assert client.delete(reverse("api_token")).status_code == 404
+
+
+def test_a_token_of_an_inactive_user_is_refused(client, annotator):
+    key = token_create(user=annotator).key
+    annotator.is_active = False
+    annotator.save()
+    assert client.get(reverse("api_token"), HTTP_AUTHORIZATION=f"Token {key}").status_code == 401
+    # the other APIs refuse it too (their first authenticator is the session's: 403, not 401)
+    assert client.get(reverse("api_assignments"), HTTP_AUTHORIZATION=f"Token {key}").status_code == 403
