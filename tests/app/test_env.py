@@ -58,7 +58,7 @@ def test_sqlite_urls_relative_absolute_and_memory():
     assert parse_database_url("sqlite://:memory:", base_dir=BASE)["NAME"] == ":memory:"
 
 
-def test_sqlite_connections_read_through_a_memory_map(tmp_path, django_db_blocker):
+def test_sqlite_connections_read_through_a_memory_map_and_write_in_turn(tmp_path, django_db_blocker):
     """A connection opened by Django's SQLite backend from a DATABASE_URL (whatever database the
     suite itself runs on)."""
     from django.db.backends.sqlite3.base import DatabaseWrapper
@@ -71,6 +71,8 @@ def test_sqlite_connections_read_through_a_memory_map(tmp_path, django_db_blocke
         with django_db_blocker.unblock(), wrapper.cursor() as cursor:
             cursor.execute("PRAGMA mmap_size")
             assert cursor.fetchone()[0] == 1 << 30
+        # a transaction takes the write lock when it begins: of two writers, one waits, none fails
+        assert wrapper.transaction_mode == "IMMEDIATE"
     finally:
         wrapper.close()
 
