@@ -30,6 +30,7 @@ BENCHMARKS = [
     "evaluation",
     "rules",
     "training",
+    "load",
 ]
 
 
