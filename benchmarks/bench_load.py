@@ -494,6 +494,11 @@ def load(
             "workers": workers,
             "think_ms": think_ms,
             "requests": sum(tally.statuses.values()),
+            # Little's law: with no pause between requests, the mean latency is the annotators
+            # over the throughput, whatever the server; below it only a faster request goes.
+            "users_over_throughput_ms": round(
+                1000 * users * elapsed / max(1, sum(tally.statuses.values())), 1
+            ),
             "server_cpu_ms_per_request": round(1000 * cpu / max(1, sum(tally.statuses.values())), 2),
             "load_average": os.getloadavg(),  # other work on the machine at the end of the run
             "statuses": {f"{k} {s}": n for (k, s), n in sorted(tally.statuses.items())},
