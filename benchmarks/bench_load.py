@@ -6,9 +6,14 @@ on PostgreSQL and on SQLite, with the same client.
     python benchmarks/bench_load.py --users 10 --seconds 10        # a short run, results not written
     python benchmarks/bench_load.py --databases postgres --workers 5 --write
 
-Set-up, each database fresh: migrate; N annotators, each with a logged-in session made directly in
-the database (no password hashing) and ITEMS_PER_USER assignments of one prefilled round (two
-annotators per item, the parser's prediction as prefill).
+Set-up, each database fresh: migrate; the annotators, each with a logged-in session made directly
+in the database (no password hashing) and more assignments of one prefilled round than they can do
+in the time (two annotators per item, a parser's prediction as prefill). The server: `serve` with
+the production settings (DEBUG off, ALLOWED_HOSTS, SECURE_SSL_REDIRECT=0 as there is no TLS proxy
+on loopback), `--workers` gunicorn sync workers (default 2 x cores + 1, as `serve` picks), the pool
+at its default bound of 4 connections a process; every worker has answered a few requests before
+the clock starts. Also reported: the server's CPU time per request (its processes only, the
+database apart), which a busy machine changes less than the latencies, and the load average.
 
 The client: one thread per annotator on this machine, stdlib http.client, a new TCP connection per
 request (gunicorn's sync workers close the connection after each answer anyway, as a browser tab
@@ -542,7 +547,14 @@ def figures_of(result: dict[str, Any]) -> list[dict]:
     out.append(figure(f"all requests p50 ({kind})", round(result["all"]["p50"], 1), "ms"))
     out.append(figure(f"all requests p95 ({kind})", round(result["all"]["p95"], 1), "ms"))
     out.append(
-        figure(f"requests per second ({kind})", round(result["requests"] / result["seconds"], 1), "1/s")
+        figure(
+            f"requests per second ({kind})",
+            round(result["requests"] / result["seconds"], 1),
+            "1/s",
+            statuses=result["statuses"],
+            users_over_throughput_ms=result["users_over_throughput_ms"],
+            load_average=result["load_average"],
+        )
     )
     errors = result["server_errors"] + result["failed"]
     out.append(figure(f"server errors and failed connections ({kind})", errors, "requests", "0", errors == 0))

@@ -96,9 +96,21 @@ def env_rule_set(name: str, default: str) -> str:
 
 
 # Reads through a memory map instead of a read() per page: the export reads its whole corpus by
-# index lookups, and this alone makes those reads a third faster. Per connection; the file's
-# journal mode is left as it is.
+# index lookups, and this alone makes those reads a third faster. Per connection.
 SQLITE_INIT = "PRAGMA mmap_size=1073741824"
+# Write-ahead logging: readers go on while one process writes, and a commit appends to the log
+# instead of rewriting pages through a rollback journal (bench_load on SQLite, 10 annotators
+# through five gunicorn workers, paired runs: 1.2x and 2.4x the requests a second, submit p95
+# 364 against 587 ms and 119 against 242 ms). The mode is kept in the file, and switching writes its
+# header, so it is switched only in a database that has content: a command run against an empty
+# file must leave it empty (it is told to migrate), and a new file is switched by the next process
+# after `migrate`. One machine only, as SQLite is here anyway (no network filesystems).
+SQLITE_WAL = "PRAGMA journal_mode=WAL"
+
+
+def _sqlite_init(path: Path) -> str:
+    has_content = path.is_file() and path.stat().st_size > 0
+    return f"{SQLITE_INIT}; {SQLITE_WAL}" if has_content else SQLITE_INIT
 
 
 def parse_database_url(url: str, *, base_dir: Path) -> dict[str, Any]:
@@ -115,6 +127,7 @@ def parse_database_url(url: str, *, base_dir: Path) -> dict[str, Any]:
                 raise ConfigError(f"DATABASE_URL {url!r}: no SQLite file path")
             path = Path(raw)
             name = path if path.is_absolute() else base_dir / path
+        init = SQLITE_INIT if name == ":memory:" else _sqlite_init(Path(name))
         return {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": name,
@@ -122,7 +135,7 @@ def parse_database_url(url: str, *, base_dir: Path) -> dict[str, Any]:
             # the timeout) instead of failing "database is locked" when a read inside it turns
             # into a write while another process writes (bench_load: 82 of 10 annotators' submits
             # through five gunicorn workers failed so in 5 s before).
-            "OPTIONS": {"init_command": SQLITE_INIT, "transaction_mode": "IMMEDIATE", "timeout": 20},
+            "OPTIONS": {"init_command": init, "transaction_mode": "IMMEDIATE", "timeout": 20},
         }
     if scheme in ("postgres", "postgresql", "pgsql"):
         database = unquote(parts.path.lstrip("/"))

@@ -77,6 +77,39 @@ def test_sqlite_connections_read_through_a_memory_map_and_write_in_turn(tmp_path
         wrapper.close()
 
 
+def test_a_sqlite_database_with_content_is_switched_to_write_ahead_logging(tmp_path, django_db_blocker):
+    """WAL lets readers go on while another process writes; an empty file is left as it is (a
+    command run against it before migrate must not write to it), a migrated one is switched."""
+    import sqlite3
+
+    from django.db.backends.sqlite3.base import DatabaseWrapper
+
+    path = tmp_path / "x.db"
+    assert (
+        "journal_mode"
+        not in parse_database_url(f"sqlite:///{path}", base_dir=BASE)["OPTIONS"]["init_command"]
+    )
+    path.touch()
+    assert (
+        "journal_mode"
+        not in parse_database_url(f"sqlite:///{path}", base_dir=BASE)["OPTIONS"]["init_command"]
+    )
+    with sqlite3.connect(path) as conn:  # as migrate leaves it: tables, in the default journal mode
+        conn.execute("CREATE TABLE t (x)")
+    settings = parse_database_url(f"sqlite:///{path}", base_dir=BASE)
+    wrapper = DatabaseWrapper({**settings, "TIME_ZONE": None, "CONN_MAX_AGE": 0, "CONN_HEALTH_CHECKS": False,
+                               "AUTOCOMMIT": True, "ATOMIC_REQUESTS": False, "TEST": {}, "USER": "",
+                               "PASSWORD": "", "HOST": "", "PORT": ""})  # fmt: skip
+    try:
+        with django_db_blocker.unblock(), wrapper.cursor() as cursor:
+            cursor.execute("PRAGMA journal_mode")
+            assert cursor.fetchone()[0] == "wal"
+    finally:
+        wrapper.close()
+    with sqlite3.connect(path) as conn:  # kept in the file, for every later connection
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
 def test_postgres_url_with_credentials_port_and_options():
     db = parse_database_url("postgres://u%40x:p%2Fw@db.local:6543/nsm?sslmode=require", base_dir=BASE)
     assert db["ENGINE"] == "django.db.backends.postgresql"
