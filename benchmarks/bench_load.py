@@ -302,12 +302,14 @@ class ConnectionSampler(threading.Thread):
         super().__init__(daemon=True)
         self.database = database
         self.samples: list[int] = []
+        self.max_connections = 0
         self.done = threading.Event()
 
     def run(self) -> None:
         import psycopg
 
         with psycopg.connect(self.database.admin_url, autocommit=True) as conn:
+            self.max_connections = int(conn.execute("SHOW max_connections").fetchone()[0])
             while not self.done.is_set():
                 (count,) = conn.execute(
                     "SELECT count(*) FROM pg_stat_activity WHERE datname = %s", (self.database.name,)
@@ -516,6 +518,7 @@ def load(
             "writes": writes,
             "connections_max": max(sampler.samples) if sampler and sampler.samples else None,
             "connections_bound": (workers + 1) * POOL_MAX if database.kind == "postgres" else None,
+            "max_connections": sampler.max_connections if sampler else None,
             # the exceptions behind any 500, as the server logged them
             "server_exceptions": Counter(
                 line
@@ -583,7 +586,9 @@ def figures_of(result: dict[str, Any]) -> list[dict]:
                 result["connections_max"],
                 "connections",
                 f"<= {bound}",
-                result["connections_max"] <= bound,
+                # and the bound itself below the server's limit, or logins could fail again
+                result["connections_max"] <= bound < result["max_connections"],
+                max_connections=result["max_connections"],
             )
         )
     return out
