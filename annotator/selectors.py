@@ -123,9 +123,12 @@ def next_assignment(user: AbstractBaseUser, round_id: int, *, after: int | None 
 
 def assignment_for_user(user: AbstractBaseUser, assignment_id: int) -> Assignment:
     """The assignment if it is this user's, else 404: another annotator's work does not exist
-    as far as this user can tell."""
+    as far as this user can tell. Its annotation comes in the same query (the API's fetch shows
+    it; one query fewer of five)."""
     try:
-        return Assignment.objects.select_related("round", "item").get(pk=assignment_id, annotator=user)
+        return Assignment.objects.select_related("round", "item", "annotation").get(
+            pk=assignment_id, annotator=user
+        )
     except Assignment.DoesNotExist:
         raise Http404("No such assignment") from None
 

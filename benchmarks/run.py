@@ -33,6 +33,7 @@ BENCHMARKS = [
     "training",
     "jobs",
     "api_import",
+    "load",
 ]
 
 

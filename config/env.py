@@ -96,9 +96,21 @@ def env_rule_set(name: str, default: str) -> str:
 
 
 # Reads through a memory map instead of a read() per page: the export reads its whole corpus by
-# index lookups, and this alone makes those reads a third faster. Per connection; the file's
-# journal mode is left as it is.
+# index lookups, and this alone makes those reads a third faster. Per connection.
 SQLITE_INIT = "PRAGMA mmap_size=1073741824"
+# Write-ahead logging: readers go on while one process writes, and a commit appends to the log
+# instead of rewriting pages through a rollback journal (bench_load on SQLite, 10 annotators
+# through five gunicorn workers, paired runs: 1.2x and 2.4x the requests a second, submit p95
+# 364 against 587 ms and 119 against 242 ms). The mode is kept in the file, and switching writes its
+# header, so it is switched only in a database that has content: a command run against an empty
+# file must leave it empty (it is told to migrate), and a new file is switched by the next process
+# after `migrate`. One machine only, as SQLite is here anyway (no network filesystems).
+SQLITE_WAL = "PRAGMA journal_mode=WAL"
+
+
+def _sqlite_init(path: Path) -> str:
+    has_content = path.is_file() and path.stat().st_size > 0
+    return f"{SQLITE_INIT}; {SQLITE_WAL}" if has_content else SQLITE_INIT
 
 
 def parse_database_url(url: str, *, base_dir: Path) -> dict[str, Any]:
@@ -115,10 +127,15 @@ def parse_database_url(url: str, *, base_dir: Path) -> dict[str, Any]:
                 raise ConfigError(f"DATABASE_URL {url!r}: no SQLite file path")
             path = Path(raw)
             name = path if path.is_absolute() else base_dir / path
+        init = SQLITE_INIT if name == ":memory:" else _sqlite_init(Path(name))
         return {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": name,
-            "OPTIONS": {"init_command": SQLITE_INIT},
+            # A transaction takes the write lock when it begins, so a busy file makes it wait (up to
+            # the timeout) instead of failing "database is locked" when a read inside it turns
+            # into a write while another process writes (bench_load: 82 of 10 annotators' submits
+            # through five gunicorn workers failed so in 5 s before).
+            "OPTIONS": {"init_command": init, "transaction_mode": "IMMEDIATE", "timeout": 20},
         }
     if scheme in ("postgres", "postgresql", "pgsql"):
         database = unquote(parts.path.lstrip("/"))
@@ -141,6 +158,33 @@ def parse_database_url(url: str, *, base_dir: Path) -> dict[str, Any]:
     raise ConfigError(
         f"DATABASE_URL {url!r}: unsupported scheme {scheme!r}; use sqlite:///path or postgres://..."
     )
+
+
+def postgres_pool(database: dict[str, Any]) -> dict[str, Any]:
+    """The database entry with a bounded psycopg pool per process when it is PostgreSQL
+    (NSM_DB_POOL_MIN / NSM_DB_POOL_MAX / NSM_DB_POOL_TIMEOUT), unchanged otherwise: SQLite has no
+    pool (one machine, one file). Used by the production and the development settings alike, since
+    the development server, one thread per request with a persistent connection each, once held 94
+    of PostgreSQL's 100 connections under load. Django's pool cannot be combined with persistent
+    connections; the pool checks a connection before lending it."""
+    low = env_int("NSM_DB_POOL_MIN", 1)
+    high = env_int("NSM_DB_POOL_MAX", 4)
+    if high < 1:
+        raise ConfigError(f"NSM_DB_POOL_MAX={high} must be at least 1")
+    if not 0 <= low <= high:
+        raise ConfigError(f"NSM_DB_POOL_MIN={low} must be between 0 and NSM_DB_POOL_MAX={high}")
+    timeout = env_int("NSM_DB_POOL_TIMEOUT", 10)
+    if timeout < 1:
+        raise ConfigError(f"NSM_DB_POOL_TIMEOUT={timeout} must be at least 1 (seconds)")
+    if database["ENGINE"] != "django.db.backends.postgresql":
+        return database
+    return {
+        **database,
+        "CONN_MAX_AGE": 0,
+        "CONN_HEALTH_CHECKS": True,
+        # a request waiting longer than the timeout for a connection fails instead of queueing forever
+        "OPTIONS": {**database["OPTIONS"], "pool": {"min_size": low, "max_size": high, "timeout": timeout}},
+    }
 
 
 def database_identity(database: dict[str, Any]) -> str:

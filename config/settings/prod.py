@@ -5,7 +5,7 @@ by whitenoise from STATIC_ROOT, filled by `collectstatic` (serve runs it). Postg
 come from a bounded psycopg pool per process, so the web workers and the job worker together hold
 at most (web workers + 1) x NSM_DB_POOL_MAX connections."""
 
-from config.env import ConfigError, env_bool, env_int, env_list, env_str
+from config.env import ConfigError, env_bool, env_int, env_list, env_str, postgres_pool
 from config.settings.base import *  # noqa: F403
 
 DEBUG = False
@@ -48,23 +48,8 @@ STORAGES = {
 }
 
 # PostgreSQL: a bounded pool per process instead of a persistent connection per thread (the
-# development server once held 94 of PostgreSQL's 100 connections under load). Django's pool
-# cannot be combined with persistent connections; the pool checks a connection before lending it.
-_POOL_MIN = env_int("NSM_DB_POOL_MIN", 1)
-_POOL_MAX = env_int("NSM_DB_POOL_MAX", 4)
-if _POOL_MAX < 1:
-    raise ConfigError(f"NSM_DB_POOL_MAX={_POOL_MAX} must be at least 1")
-if not 0 <= _POOL_MIN <= _POOL_MAX:
-    raise ConfigError(f"NSM_DB_POOL_MIN={_POOL_MIN} must be between 0 and NSM_DB_POOL_MAX={_POOL_MAX}")
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":  # noqa: F405
-    DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True  # noqa: F405
-    DATABASES["default"]["OPTIONS"]["pool"] = {  # noqa: F405
-        "min_size": _POOL_MIN,
-        "max_size": _POOL_MAX,
-        # a request waiting longer than this for a connection fails instead of queueing forever
-        "timeout": env_int("NSM_DB_POOL_TIMEOUT", 10),
-    }
+# development server once held 94 of PostgreSQL's 100 connections under load); config.env.
+DATABASES["default"] = postgres_pool(DATABASES["default"])  # noqa: F405
 
 # Errors and warnings to stderr, where gunicorn and the process manager collect them (Django's
 # default sends them nowhere with DEBUG off but to ADMINS by mail).

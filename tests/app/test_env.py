@@ -12,6 +12,7 @@ from config.env import (
     env_str,
     parse_cache_url,
     parse_database_url,
+    postgres_pool,
 )
 
 BASE = Path("/srv/app")
@@ -57,7 +58,7 @@ def test_sqlite_urls_relative_absolute_and_memory():
     assert parse_database_url("sqlite://:memory:", base_dir=BASE)["NAME"] == ":memory:"
 
 
-def test_sqlite_connections_read_through_a_memory_map(tmp_path, django_db_blocker):
+def test_sqlite_connections_read_through_a_memory_map_and_write_in_turn(tmp_path, django_db_blocker):
     """A connection opened by Django's SQLite backend from a DATABASE_URL (whatever database the
     suite itself runs on)."""
     from django.db.backends.sqlite3.base import DatabaseWrapper
@@ -70,8 +71,43 @@ def test_sqlite_connections_read_through_a_memory_map(tmp_path, django_db_blocke
         with django_db_blocker.unblock(), wrapper.cursor() as cursor:
             cursor.execute("PRAGMA mmap_size")
             assert cursor.fetchone()[0] == 1 << 30
+        # a transaction takes the write lock when it begins: of two writers, one waits, none fails
+        assert wrapper.transaction_mode == "IMMEDIATE"
     finally:
         wrapper.close()
+
+
+def test_a_sqlite_database_with_content_is_switched_to_write_ahead_logging(tmp_path, django_db_blocker):
+    """WAL lets readers go on while another process writes; an empty file is left as it is (a
+    command run against it before migrate must not write to it), a migrated one is switched."""
+    import sqlite3
+
+    from django.db.backends.sqlite3.base import DatabaseWrapper
+
+    path = tmp_path / "x.db"
+    assert (
+        "journal_mode"
+        not in parse_database_url(f"sqlite:///{path}", base_dir=BASE)["OPTIONS"]["init_command"]
+    )
+    path.touch()
+    assert (
+        "journal_mode"
+        not in parse_database_url(f"sqlite:///{path}", base_dir=BASE)["OPTIONS"]["init_command"]
+    )
+    with sqlite3.connect(path) as conn:  # as migrate leaves it: tables, in the default journal mode
+        conn.execute("CREATE TABLE t (x)")
+    settings = parse_database_url(f"sqlite:///{path}", base_dir=BASE)
+    wrapper = DatabaseWrapper({**settings, "TIME_ZONE": None, "CONN_MAX_AGE": 0, "CONN_HEALTH_CHECKS": False,
+                               "AUTOCOMMIT": True, "ATOMIC_REQUESTS": False, "TEST": {}, "USER": "",
+                               "PASSWORD": "", "HOST": "", "PORT": ""})  # fmt: skip
+    try:
+        with django_db_blocker.unblock(), wrapper.cursor() as cursor:
+            cursor.execute("PRAGMA journal_mode")
+            assert cursor.fetchone()[0] == "wal"
+    finally:
+        wrapper.close()
+    with sqlite3.connect(path) as conn:  # kept in the file, for every later connection
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
 def test_postgres_url_with_credentials_port_and_options():
@@ -85,6 +121,60 @@ def test_postgres_url_with_credentials_port_and_options():
         "nsm",
     )
     assert db["OPTIONS"] == {"sslmode": "require"}
+
+
+def test_postgres_gets_a_bounded_pool_instead_of_persistent_connections(monkeypatch):
+    monkeypatch.setenv("NSM_DB_POOL_MIN", "2")
+    monkeypatch.setenv("NSM_DB_POOL_MAX", "3")
+    monkeypatch.delenv("NSM_DB_POOL_TIMEOUT", raising=False)
+    url = parse_database_url("postgres://u@h:5432/nsm?sslmode=require", base_dir=BASE)
+    db = postgres_pool(url)
+    assert db["OPTIONS"] == {"sslmode": "require", "pool": {"min_size": 2, "max_size": 3, "timeout": 10}}
+    assert (db["CONN_MAX_AGE"], db["CONN_HEALTH_CHECKS"]) == (0, True)  # Django refuses a pool with both
+    assert url["OPTIONS"] == {"sslmode": "require"}  # the parsed entry is left as it was
+
+
+def test_sqlite_has_no_pool_but_a_bad_pool_setting_is_refused_all_the_same(monkeypatch):
+    sqlite = parse_database_url("sqlite:///var/x.db", base_dir=BASE)
+    assert postgres_pool(sqlite) == sqlite
+    for variable, value, message in [
+        ("NSM_DB_POOL_MAX", "0", "NSM_DB_POOL_MAX=0 must be at least 1"),
+        ("NSM_DB_POOL_MIN", "5", "NSM_DB_POOL_MIN=5 must be between 0 and NSM_DB_POOL_MAX=4"),
+        ("NSM_DB_POOL_TIMEOUT", "0", "NSM_DB_POOL_TIMEOUT=0 must be at least 1"),
+    ]:
+        with monkeypatch.context() as env:
+            env.setenv(variable, value)
+            with pytest.raises(ConfigError, match=message):
+                postgres_pool(sqlite)
+
+
+@pytest.mark.parametrize("settings_module", ["config.settings.dev", "config.settings.prod"])
+def test_development_and_production_settings_pool_postgresql_alike(settings_module):
+    """As `make run` and `manage.py serve` load them: a PostgreSQL DATABASE_URL gets the bounded
+    pool in both (the development server once held 94 of PostgreSQL's 100 connections)."""
+    import os
+    import subprocess
+    import sys
+
+    keep = {k: v for k, v in os.environ.items() if not k.startswith(("NSM_", "DJANGO_", "DATABASE_"))}
+    env = {
+        **keep,
+        "DJANGO_SETTINGS_MODULE": settings_module,
+        "DATABASE_URL": "postgres://u@db.invalid:5432/nsm",
+        "NSM_DB_POOL_MAX": "3",
+        "SECRET_KEY": "a-real-secret-for-this-test-only-4f9c2e7b1a8d3f6e0c5b",
+        "ALLOWED_HOSTS": "nsm.example.org",
+    }
+    show = (
+        "from django.conf import settings; d = settings.DATABASES['default']; "
+        "print(d['OPTIONS']['pool'], d['CONN_MAX_AGE'])"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", f"import django; django.setup(); {show}"],
+        env=env, cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "{'min_size': 1, 'max_size': 3, 'timeout': 10} 0"
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,670 @@
+"""Load through the production server (issue 17): many annotators at once fetching and submitting
+through the API of `manage.py serve` (gunicorn + a Celery worker, production settings, DEBUG off),
+on PostgreSQL and on SQLite, with the same client.
+
+    python benchmarks/run.py load                                  # 50 annotators x 60 s, both databases
+    python benchmarks/bench_load.py --users 10 --seconds 10        # a short run, results not written
+    python benchmarks/bench_load.py --databases postgres --workers 5 --write
+
+Set-up, each database fresh: migrate; the annotators, each with a logged-in session made directly
+in the database (no password hashing) and more assignments of one prefilled round than they can do
+in the time (two annotators per item, a parser's prediction as prefill). The server: `serve` with
+the production settings (DEBUG off, ALLOWED_HOSTS, SECURE_SSL_REDIRECT=0 as there is no TLS proxy
+on loopback), `--workers` gunicorn sync workers (default 2 x cores + 1, as `serve` picks), the pool
+at its default bound of 4 connections a process; every worker has answered a few requests before
+the clock starts. Also reported: the server's CPU time per request (its processes only, the
+database apart), which a busy machine changes less than the latencies, and the load average.
+
+The client: one thread per annotator on this machine, stdlib http.client, a new TCP connection per
+request (gunicorn's sync workers close the connection after each answer anyway, as a browser tab
+behind a buffering proxy would see it), the session cookie and a CSRF token as a browser sends
+them. Each annotator loops without pause (``--think-ms`` adds one): fetch its pending assignments
+when its list is empty (``list``), fetch the next one (``fetch``), submit a valid explication with
+the version it fetched (``submit``, 200), then sometimes submit again with the version it got back
+(``revise``, 200) and sometimes with the version it had before (``stale``, which must be 409).
+
+Checked, not only timed: no answer of 500 or more and no failed connection; every other answer the
+one expected; every 200 matches exactly one AnnotationRevision (assignment, version and the note the
+client sent, which names the request), no revision without its 200, no 200 twice; and PostgreSQL's
+connections to the benchmark database, sampled every 0.2 s from pg_stat_activity, never above the
+bound the settings promise, (web workers + 1) x NSM_DB_POOL_MAX (docs/deploy.md).
+
+Before issue 17 the development runner did p50 625 ms, p95 1,044 ms here; goal: p95 under 150 ms
+(submit and fetch)."""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import random
+import secrets
+import shutil
+import signal
+import socket
+import statistics
+import string
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.common import figure, pride_slots  # noqa: E402
+
+PG_ADMIN = os.environ.get("NSM_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+ROUND = "load"
+SECRET = "load-benchmark-secret-not-for-production-7Kq2vR9mZ4pL8wN3tY6bH1cF5jD0gS"
+TARGET_MS = 150
+POOL_MAX = 4  # NSM_DB_POOL_MAX for the server (the production default)
+P_REVISE, P_STALE = 0.2, 0.1  # after a submit: revise it, or send a stale save
+
+
+def default_workers() -> int:
+    """gunicorn's own advice, 2 x cores + 1, as `serve` picks it (5 on this 2-core machine)."""
+    return min(2 * (os.cpu_count() or 1) + 1, 8)
+
+
+# ---------------------------------------------------------------------------------------------
+# Inside Django (a subprocess with the server's environment): set-up and read-back.
+
+
+def _django() -> None:
+    import django
+
+    django.setup()
+
+
+def populate(users: int, per_user: int) -> dict[str, Any]:
+    """``users`` annotators with ``per_user`` assignments each in one prefilled round, and a
+    session for each. Printed as JSON for the client."""
+    _django()
+    from django.contrib.auth.models import Group, User
+    from django.contrib.sessions.backends.db import SessionStore
+    from django.db import transaction
+
+    from annotator.models import Assignment, Item, ItemSet, ItemSetMember, ParserPrediction, Round
+    from annotator.services import round_create
+
+    per_item = min(2, users)
+    n_items = users * per_user // per_item
+    with transaction.atomic():
+        Item.objects.bulk_create(
+            [
+                Item(
+                    source="load",
+                    source_id=str(i),
+                    text=f"I was glad when my sister came home (story {i}).",
+                    masked_text=f"I was ... when my sister came home (story {i}).",
+                    reference_label="joy",
+                )
+                for i in range(n_items)
+            ],
+            batch_size=5000,
+        )
+        ids = list(Item.objects.filter(source="load").order_by("id").values_list("id", flat=True))
+        ParserPrediction.objects.bulk_create(
+            [ParserPrediction(item_id=i, parser="load", explication=pride_slots(), legal=True) for i in ids],
+            batch_size=5000,
+        )
+        item_set = ItemSet.objects.create(name="load", size=len(ids))
+        ItemSetMember.objects.bulk_create(
+            [ItemSetMember(item_set=item_set, item_id=i, position=p) for p, i in enumerate(ids)],
+            batch_size=5000,
+        )
+        group = Group.objects.get_or_create(name="annotator")[0]
+        people = []
+        for n in range(users):
+            person = User(username=f"load{n:03d}")
+            person.set_unusable_password()  # sessions are made here: no hashing to wait for
+            person.save()
+            person.groups.add(group)
+            people.append(person)
+        round_create(
+            name=ROUND,
+            item_set=item_set,
+            annotators=people,
+            mode=Round.Mode.PREFILLED,
+            prefill_parser="load",
+            annotators_per_item=per_item,
+        )
+    sessions = {}
+    for person in people:
+        session = SessionStore()
+        session["_auth_user_id"] = str(person.pk)
+        session["_auth_user_backend"] = "django.contrib.auth.backends.ModelBackend"
+        session["_auth_user_hash"] = person.get_session_auth_hash()
+        session.create()
+        sessions[person.username] = session.session_key
+    return {
+        "sessions": sessions,
+        "assignments": Assignment.objects.filter(round__name=ROUND).count(),
+        "items": len(ids),
+    }
+
+
+def revisions() -> list[list[Any]]:
+    """Every revision of the round: [assignment id, version, notes]."""
+    _django()
+    from annotator.models import AnnotationRevision
+
+    rows = AnnotationRevision.objects.filter(annotation__assignment__round__name=ROUND).values_list(
+        "annotation__assignment_id", "version", "notes"
+    )
+    return [list(row) for row in rows]
+
+
+# ---------------------------------------------------------------------------------------------
+# Outside: the databases, the server, the client.
+
+
+@dataclass
+class Database:
+    kind: str  # "postgres" or "sqlite"
+    url: str
+    name: str = ""  # PostgreSQL: the database's name, for pg_stat_activity
+    admin_url: str = ""
+
+
+def _fresh_database(kind: str, folder: Path, admin_url: str) -> Database | None:
+    if kind == "sqlite":
+        return Database("sqlite", f"sqlite:///{folder / 'load.sqlite3'}")
+    import psycopg
+
+    name = f"nsm_load_{os.getpid()}_{uuid.uuid4().hex[:6]}"
+    try:
+        with psycopg.connect(admin_url, autocommit=True, connect_timeout=3) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+    except psycopg.OperationalError as error:
+        print(f"  PostgreSQL not available at {admin_url} ({error}); skipping it")
+        return None
+    return Database("postgres", f"{admin_url.rsplit('/', 1)[0]}/{name}", name, admin_url)
+
+
+def _drop(database: Database) -> None:
+    if database.kind != "postgres":
+        return
+    import psycopg
+
+    with psycopg.connect(database.admin_url, autocommit=True, connect_timeout=3) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{database.name}" WITH (FORCE)')
+
+
+def _env(database: Database, folder: Path) -> dict[str, str]:
+    keep = {
+        k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "NSM_", "REDIS_", "DATABASE_"))
+    }
+    return keep | {
+        "DJANGO_SETTINGS_MODULE": "config.settings.prod",
+        "SECRET_KEY": SECRET,
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "SECURE_SSL_REDIRECT": "0",  # plain HTTP on loopback: no TLS proxy in front
+        "DATABASE_URL": database.url,
+        "NSM_DB_POOL_MAX": str(POOL_MAX),
+        "NSM_STATIC_ROOT": str(folder / "static"),
+        "NSM_BROKER_DIR": str(folder / "broker"),
+        "NSM_CACHE_URL": f"file://{folder / 'cache'}",
+        "NSM_EXPORT_DIR": str(folder / "exports"),
+        "NSM_LOG_LEVEL": "WARNING",
+        "PYTHONPATH": str(ROOT),
+    }
+
+
+def _inside(env: dict[str, str], *args: str) -> Any:
+    result = subprocess.run(
+        [sys.executable, str(Path(__file__)), *args], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    if result.returncode:
+        raise RuntimeError(f"bench_load {' '.join(args)} failed:\n{result.stderr[-3000:]}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Server:
+    """`manage.py serve` with its output in a file."""
+
+    def __init__(self, env: dict[str, str], folder: Path, workers: int):
+        self.port = _free_port()
+        self.log_path = folder / "serve.log"
+        self.process = subprocess.Popen(
+            [
+                *[sys.executable, "manage.py", "serve", "--bind", f"127.0.0.1:{self.port}"],
+                *["--workers", str(workers), "--concurrency", "1"],
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=self.log_path.open("w"),
+            stderr=subprocess.STDOUT,
+        )
+
+    def log(self) -> str:
+        return self.log_path.read_text()
+
+    def wait_ready(self, timeout: float = 90) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the server exited:\n{self.log()[-3000:]}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the server did not start:\n{self.log()[-3000:]}")
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
+                conn.request("GET", "/accounts/login/")
+                if conn.getresponse().status == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.2)
+
+    def cpu_seconds(self) -> float:
+        """CPU time used so far by the server's processes (gunicorn and its workers, the job
+        worker): the cost of a request apart from the wait for a busy machine's cores."""
+        import psutil
+
+        total = 0.0
+        for process in [psutil.Process(self.process.pid), *psutil.Process(self.process.pid).children(True)]:
+            try:
+                times = process.cpu_times()
+            except psutil.NoSuchProcess:
+                continue
+            total += times.user + times.system
+        return total
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+class ConnectionSampler(threading.Thread):
+    """Counts the server's connections to the benchmark database every 0.2 s (its own
+    connection is to the admin database, so it never counts itself)."""
+
+    def __init__(self, database: Database):
+        super().__init__(daemon=True)
+        self.database = database
+        self.samples: list[int] = []
+        self.max_connections = 0
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        import psycopg
+
+        with psycopg.connect(self.database.admin_url, autocommit=True) as conn:
+            self.max_connections = int(conn.execute("SHOW max_connections").fetchone()[0])
+            while not self.done.is_set():
+                (count,) = conn.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = %s", (self.database.name,)
+                ).fetchone()
+                self.samples.append(count)
+                self.done.wait(0.2)
+
+
+@dataclass
+class Tally:
+    """What the annotators saw, shared by their threads (appends to lists are atomic)."""
+
+    latency: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    statuses: Counter = field(default_factory=Counter)  # (kind, status)
+    unexpected: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)  # no answer at all
+    saved: list[tuple[int, int, str]] = field(default_factory=list)  # every 200: (assignment, version, note)
+
+
+class Annotator(threading.Thread):
+    def __init__(self, name: str, session: str, port: int, tally: Tally, stop_at: float, think: float):
+        super().__init__(daemon=True)
+        self.name_ = name
+        csrf = "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(32))
+        self.headers = {
+            "Cookie": f"sessionid={session}; csrftoken={csrf}",
+            "X-CSRFToken": csrf,  # what a browser's script sends from the cookie
+            "Host": "127.0.0.1",
+            "Accept": "application/json",
+        }
+        self.port, self.tally, self.stop_at, self.think = port, tally, stop_at, think
+        self.rng = random.Random(name)
+        self.queue: list[int] = []
+        self.sent = 0
+
+    def request(self, kind: str, method: str, path: str, body: dict | None = None) -> tuple[int, Any]:
+        headers = dict(self.headers)
+        data = None
+        if body is not None:
+            data = json.dumps(body)
+            headers["Content-Type"] = "application/json"
+        start = time.perf_counter()
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+            conn.request(method, path, body=data, headers=headers)
+            response = conn.getresponse()
+            payload = response.read()
+            conn.close()
+        except OSError as error:
+            self.tally.failed.append(f"{kind} {path}: {error!r}")
+            return 0, None
+        elapsed = time.perf_counter() - start
+        if kind != "warm-up":
+            self.tally.latency[kind].append(elapsed)
+            self.tally.statuses[(kind, response.status)] += 1
+        try:
+            return response.status, json.loads(payload)
+        except ValueError:
+            return response.status, payload[:200]
+
+    def expect(self, kind: str, status: int, want: int, answer: Any) -> bool:
+        if status == want:
+            return True
+        if status:
+            self.tally.unexpected.append(f"{self.name_} {kind}: {status} {str(answer)[:200]}")
+        return False
+
+    def submit(self, kind: str, assignment: int, base_version: int, want: int) -> int | None:
+        self.sent += 1
+        note = f"{self.name_}-{self.sent}"
+        body = {**pride_slots(), "notes": note, "base_version": base_version, "time_spent_ms": 1200}
+        status, answer = self.request(kind, "POST", f"/api/assignments/{assignment}/annotation/", body)
+        if not self.expect(kind, status, want, answer):
+            return None
+        if status == 200:
+            self.tally.saved.append((assignment, answer["version"], note))
+            return answer["version"]
+        return base_version
+
+    def refill(self, kind: str = "list") -> None:
+        status, answer = self.request(kind, "GET", f"/api/assignments/?round={ROUND}&status=pending")
+        if self.expect(kind, status, 200, answer):
+            self.queue = [row["id"] for row in answer["results"]]
+
+    def run(self) -> None:
+        while time.monotonic() < self.stop_at:
+            if not self.queue:
+                self.refill()
+                if not self.queue:
+                    return  # all done
+            assignment = self.queue.pop(0)
+            status, answer = self.request("fetch", "GET", f"/api/assignments/{assignment}/")
+            if not self.expect("fetch", status, 200, answer):
+                continue
+            loaded = answer["annotation"]["version"] if answer["annotation"] else 0
+            version = self.submit("submit", assignment, loaded, 200)
+            if version is not None and self.rng.random() < P_REVISE:
+                self.submit("revise", assignment, version, 200)
+            if version is not None and self.rng.random() < P_STALE:
+                self.submit("stale", assignment, loaded, 409)
+            if self.think:
+                time.sleep(self.think)  # a person reading the next item, not a wait for a condition
+
+
+def warm_up(annotators: list[Annotator], rounds: int = 3) -> None:
+    """Every gunicorn worker imports the views on its first request (seconds, on a busy machine
+    without bytecode caches): a few rounds of requests from all annotators at once, so that each
+    worker has had some before the clock starts, whichever of them accepts which."""
+    for _ in range(rounds):
+        threads = [threading.Thread(target=a.refill, args=("warm-up",)) for a in annotators]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+
+def _percentiles(samples: list[float]) -> dict[str, float]:
+    if len(samples) < 2:
+        return {"p50": 1000 * samples[0], "p95": 1000 * samples[0]} if samples else {}
+    q = statistics.quantiles(samples, n=100)
+    return {"p50": 1000 * q[49], "p95": 1000 * q[94], "p99": 1000 * q[98]}
+
+
+def check_writes(saved: list[tuple[int, int, str]], stored: list[list[Any]]) -> dict[str, int]:
+    """Every 200 against the stored revisions: lost (a 200 with no revision, or one with another
+    note), duplicated (two 200s for one version), unacknowledged (a revision without its 200)."""
+    answered = Counter((a, v) for a, v, _ in saved)
+    rows = {(a, v): note for a, v, note in stored}
+    lost = sum(1 for a, v, note in saved if rows.get((a, v)) != note)
+    return {
+        "answered": len(saved),
+        "stored": len(stored),
+        "lost": lost,
+        "duplicated": sum(n - 1 for n in answered.values() if n > 1),
+        "unacknowledged": sum(1 for key in rows if key not in answered),
+    }
+
+
+def load(
+    kind: str, *, users: int, seconds: float, workers: int, admin_url: str, think_ms: int = 0
+) -> dict[str, Any] | None:
+    """One run on a fresh database: the figures' raw material."""
+    folder = ROOT / "var" / "bench" / f"load-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+    folder.mkdir(parents=True)
+    database = _fresh_database(kind, folder, admin_url)
+    if database is None:
+        shutil.rmtree(folder, ignore_errors=True)
+        return None
+    server = None
+    sampler = None
+    try:
+        env = _env(database, folder)
+        subprocess.run(
+            [sys.executable, "manage.py", "migrate", "--noinput", "-v0"], cwd=ROOT, env=env, check=True
+        )
+        # More than they can do: all of them together save well under 250 items a second here.
+        per_user = 50 + int(seconds * 250 / users)
+        setup = _inside(env, "populate", str(users), str(per_user))
+        server = Server(env, folder, workers)
+        server.wait_ready()
+        tally = Tally()
+        annotators = [
+            Annotator(name, session, server.port, tally, 0, think_ms / 1000)
+            for name, session in setup["sessions"].items()
+        ]
+        warm_up(annotators)
+        if database.kind == "postgres":
+            sampler = ConnectionSampler(database)
+            sampler.start()
+        cpu_before = server.cpu_seconds()
+        start = time.monotonic()
+        for annotator in annotators:
+            annotator.stop_at = start + seconds
+            annotator.start()
+        for annotator in annotators:
+            annotator.join()
+        elapsed = time.monotonic() - start
+        cpu = server.cpu_seconds() - cpu_before
+        if sampler:
+            sampler.done.set()
+            sampler.join()
+        server.stop()
+        server_errors = sum(n for (_, status), n in tally.statuses.items() if status >= 500)
+        writes = check_writes(tally.saved, _inside(env, "revisions"))
+        return {
+            "kind": kind,
+            "users": users,
+            "seconds": round(elapsed, 1),
+            "workers": workers,
+            "think_ms": think_ms,
+            "requests": sum(tally.statuses.values()),
+            # Little's law: with no pause between requests, the mean latency is the annotators
+            # over the throughput, whatever the server; below it only a faster request goes.
+            "users_over_throughput_ms": round(
+                1000 * users * elapsed / max(1, sum(tally.statuses.values())), 1
+            ),
+            "server_cpu_ms_per_request": round(1000 * cpu / max(1, sum(tally.statuses.values())), 2),
+            "load_average": os.getloadavg(),  # other work on the machine at the end of the run
+            "statuses": {f"{k} {s}": n for (k, s), n in sorted(tally.statuses.items())},
+            "server_errors": server_errors,
+            "failed": len(tally.failed),
+            "unexpected": len(tally.unexpected),
+            "examples": (tally.failed + tally.unexpected)[:5],
+            "latency": {k: _percentiles(v) for k, v in sorted(tally.latency.items())},
+            "all": _percentiles([x for v in tally.latency.values() for x in v]),
+            "writes": writes,
+            "connections_max": max(sampler.samples) if sampler and sampler.samples else None,
+            "connections_bound": (workers + 1) * POOL_MAX if database.kind == "postgres" else None,
+            "max_connections": sampler.max_connections if sampler else None,
+            # the exceptions behind any 500, as the server logged them
+            "server_exceptions": Counter(
+                line
+                for line in server.log().splitlines()
+                if line.split(":")[0].endswith(("Error", "Exception"))
+            ).most_common(5),
+        }
+    finally:
+        if sampler:
+            sampler.done.set()
+        if server:
+            server.stop()
+        _drop(database)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def figures_of(result: dict[str, Any]) -> list[dict]:
+    kind, lat = result["kind"], result["latency"]
+    label = f"{kind}, {result['users']} annotators x {result['seconds']:.0f} s, {result['workers']} workers"
+    out = []
+    for name in ("fetch", "submit"):
+        if name in lat:
+            p95 = round(lat[name]["p95"], 1)
+            out.append(figure(f"{name} p95 ({label})", p95, "ms", f"< {TARGET_MS} ms", p95 < TARGET_MS))
+            out.append(figure(f"{name} p50 ({kind})", round(lat[name]["p50"], 1), "ms"))
+    out.append(
+        figure(f"app CPU per request, database apart ({kind})", result["server_cpu_ms_per_request"], "ms")
+    )
+    out.append(figure(f"all requests p50 ({kind})", round(result["all"]["p50"], 1), "ms"))
+    out.append(figure(f"all requests p95 ({kind})", round(result["all"]["p95"], 1), "ms"))
+    out.append(
+        figure(
+            f"requests per second ({kind})",
+            round(result["requests"] / result["seconds"], 1),
+            "1/s",
+            statuses=result["statuses"],
+            users_over_throughput_ms=result["users_over_throughput_ms"],
+            load_average=result["load_average"],
+        )
+    )
+    errors = result["server_errors"] + result["failed"]
+    out.append(figure(f"server errors and failed connections ({kind})", errors, "requests", "0", errors == 0))
+    out.append(
+        figure(
+            f"unexpected answers ({kind})", result["unexpected"], "requests", "0", result["unexpected"] == 0
+        )
+    )
+    w = result["writes"]
+    bad = w["lost"] + w["duplicated"] + w["unacknowledged"]
+    out.append(
+        figure(
+            f"writes lost, duplicated or unacknowledged ({kind}, of {w['answered']:,} saved)",
+            bad,
+            "writes",
+            "0",
+            bad == 0,
+            **w,
+        )
+    )
+    if result["connections_max"] is not None:
+        bound = result["connections_bound"]
+        out.append(
+            figure(
+                f"PostgreSQL connections, most at once (bound (workers + 1) x {POOL_MAX} = {bound})",
+                result["connections_max"],
+                "connections",
+                f"<= {bound}",
+                # and the bound itself below the server's limit, or logins could fail again
+                result["connections_max"] <= bound < result["max_connections"],
+                max_connections=result["max_connections"],
+            )
+        )
+    return out
+
+
+def run(
+    quick: bool = False,
+    *,
+    users: int = 50,
+    seconds: float = 60,
+    workers: int | None = None,
+    admin_url: str = PG_ADMIN,
+    databases: tuple[str, ...] = ("postgres", "sqlite"),
+    think_ms: int = 0,
+) -> list[dict]:
+    if quick:
+        users, seconds = min(users, 10), min(seconds, 10)
+    figures = []
+    for kind in databases:
+        result = load(
+            kind,
+            users=users,
+            seconds=seconds,
+            workers=workers or default_workers(),
+            admin_url=admin_url,
+            think_ms=think_ms,
+        )
+        if result is None:
+            continue
+        print(json.dumps(result, indent=1))
+        figures += figures_of(result)
+    return figures
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--users", type=int, default=50, help="annotators at once (default 50)")
+    parser.add_argument("--seconds", type=float, default=60, help="how long they work (default 60)")
+    parser.add_argument(
+        "--workers", type=int, default=default_workers(), help="gunicorn workers (default 2 x cores + 1)"
+    )
+    parser.add_argument(
+        "--database-url",
+        default=PG_ADMIN,
+        help="the PostgreSQL server's admin database; the benchmark creates and drops its own there",
+    )
+    parser.add_argument("--databases", default="postgres,sqlite", help="postgres, sqlite or both")
+    parser.add_argument("--think-ms", type=int, default=0, help="pause of each annotator between items")
+    parser.add_argument("--write", action="store_true", help="write benchmarks/results/load.json")
+    args = parser.parse_args()
+    figures = run(
+        users=args.users,
+        seconds=args.seconds,
+        workers=args.workers,
+        admin_url=args.database_url,
+        databases=tuple(args.databases.split(",")),
+        think_ms=args.think_ms,
+    )
+    missed = 0
+    for f in figures:
+        mark = f"  target {f['target']}: {'met' if f['met'] else 'MISSED'}" if "target" in f else ""
+        missed += "target" in f and not f["met"]
+        print(f"  {f['name']:75} {f['value']:>10,} {f['unit']}{mark}")
+    if args.write and figures:
+        from benchmarks.common import write
+
+        print(f"  -> {write('load', figures).relative_to(ROOT)}")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "populate":
+        print(json.dumps(populate(int(sys.argv[2]), int(sys.argv[3]))))
+    elif len(sys.argv) > 1 and sys.argv[1] == "revisions":
+        print(json.dumps(revisions()))
+    else:
+        sys.exit(main())
