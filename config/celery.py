@@ -4,7 +4,7 @@ REDIS_URL is set and a folder under var/ otherwise. Run a worker with
     python -m celery -A config worker --pool threads --concurrency 2
 
 (`make run` starts one for you beside the web server). It takes every queue in NSM_WORKER_QUEUES;
-`-Q verify` makes a worker for verification alone, on a GPU machine (docs/deploy-workers.md).
+`-Q verify` makes a worker for verification alone, on a GPU machine (docs/deploy.md).
 Each worker also runs the sweeper that resumes jobs whose worker died (jobs.tasks)."""
 
 from __future__ import annotations

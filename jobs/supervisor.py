@@ -24,7 +24,7 @@ def worker_command(
 ) -> list[str]:
     """The Celery worker both commands run: threads (the jobs are I/O and torch, which releases
     the GIL), no gossip or mingle (one worker per machine), taking the queues in
-    NSM_WORKER_QUEUES (by default every kind's; docs/deploy-workers.md)."""
+    NSM_WORKER_QUEUES (by default every kind's; docs/deploy.md, Workers on other machines)."""
     queues = settings.NSM_WORKER_QUEUES if queues is None else queues
     return [
         sys.executable, "-m", "celery", "-A", "config", "worker",

@@ -253,7 +253,7 @@ job_kind_register(
         describe=describe_verify,
         expected=(VerifierUnavailable,),
         status_template="jobs/_status_verify.html",
-        # the NLI model: a GPU machine may run a worker for this queue alone (docs/deploy-workers.md)
+        # the NLI model: a GPU machine may run a worker for this queue alone (docs/deploy.md)
         queue=lambda: settings.NSM_VERIFY_QUEUE,
     )
 )

@@ -149,14 +149,14 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "nsm-audit API",
     "DESCRIPTION": "Items, assignments and annotations of NSM emotion explications.",
     "VERSION": "0.1.0",
-    # a round's mode beside the prefill job's "mode" (other values): named apart
-    "ENUM_NAME_OVERRIDES": {"RoundModeEnum": "annotator.manage_api.MODES"},
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     # Swagger UI from the installed sidecar package: no CDN is reachable, nor wanted.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    # status sets shared by several answers of the conventions and gold API (adjudication.gold_api)
     "ENUM_NAME_OVERRIDES": {
+        # a round's mode beside the prefill job's "mode" (other values): named apart
+        "RoundModeEnum": "annotator.manage_api.MODES",
+        # status sets shared by several answers of the conventions and gold API (adjudication.gold_api)
         "ConventionStatusEnum": "adjudication.models.Convention.Status",
         "GoldStatusEnum": "adjudication.models.GoldItem.Status",
     },
@@ -192,7 +192,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # Queues: a job goes to its kind's queue (jobs.kinds); verification, which runs an NLI model,
-# to NSM_VERIFY_QUEUE, so that a GPU machine can run a worker for it alone (docs/deploy-workers.md).
+# to NSM_VERIFY_QUEUE, so that a GPU machine can run a worker for it alone (docs/deploy.md).
 # The worker that serve and runapp start consumes NSM_WORKER_QUEUES: by default all of them.
 NSM_VERIFY_QUEUE = env_str("NSM_VERIFY_QUEUE", "verify")
 NSM_WORKER_QUEUES = env_list("NSM_WORKER_QUEUES", ["celery", NSM_VERIFY_QUEUE])

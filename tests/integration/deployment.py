@@ -64,24 +64,34 @@ class Deployment:
         assert result.returncode == 0, f"manage.py {' '.join(args)}: {result.stderr[-2000:]}"
         return result.stdout
 
-    def start_worker(self, queues: str = "") -> None:
-        """A worker of its own; ``queues``: only those (-Q), as a GPU machine's worker."""
+    def start_worker(self, queues: str = "", *, shell: str = "") -> None:
+        """A worker of its own; ``queues``: only those (-Q), as a GPU machine's worker; ``shell``:
+        instead, this shell command line as written (a block of the deployment guide), run with
+        this interpreter's bin folder first on PATH."""
         log = (self.tmp / "worker.log").open("w")
-        command = [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool", "threads"]
-        command += [
-            "--concurrency",
-            "2",
-            "--without-gossip",
-            "--without-mingle",
-            "--loglevel",
-            os.environ.get("NSM_TEST_WORKER_LOGLEVEL", "INFO"),
-        ]
-        command += ["--hostname", f"it-{os.getpid()}@%h"] + (["--queues", queues] if queues else [])
-        self.worker = subprocess.Popen(command, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+        env = self.env
+        if shell:
+            command = ["bash", "-c", f"exec {shell.strip()}"]
+            env = {**env, "PATH": f"{Path(sys.executable).parent}:{env.get('PATH', os.environ['PATH'])}"}
+        else:
+            command = [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool", "threads"]
+            command += [
+                "--concurrency",
+                "2",
+                "--without-gossip",
+                "--without-mingle",
+                "--loglevel",
+                os.environ.get("NSM_TEST_WORKER_LOGLEVEL", "INFO"),
+            ]
+            command += ["--hostname", f"it-{os.getpid()}@%h"] + (["--queues", queues] if queues else [])
+        self.worker = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60
         while "ready." not in self.worker_log():
             assert self.worker.poll() is None, f"the worker exited:\n{self.worker_log()[-3000:]}"
-            assert time.monotonic() < deadline, f"the worker did not start:\n{self.worker_log()[-3000:]}"
+            if time.monotonic() > deadline:
+                self.worker.kill()  # not left behind to take another run's jobs from the broker
+                self.worker.wait()
+                raise AssertionError(f"the worker did not start:\n{self.worker_log()[-3000:]}")
             time.sleep(0.1)
 
     def worker_log(self) -> str:

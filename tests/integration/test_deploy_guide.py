@@ -45,7 +45,8 @@ pip() {
 }
 """
 SECRET = "g8-Lr3wS0nA5qM9xO4uZ7cI2dG6kE1hT-bF3vJ0pQ5lN8mC4wY2aR7"  # 50+ characters, many distinct
-TITLES = ["postgres", "redis", "release", "admin", "serve", "backup", "restore", "upgrade"]
+# "gpu-worker" is followed by tests/integration/test_worker_queues.py
+TITLES = ["postgres", "redis", "release", "admin", "serve", "gpu-worker", "backup", "restore", "upgrade"]
 
 
 def free_port() -> int:

@@ -1,6 +1,7 @@
 """Verification on a worker of its own (a GPU machine's), through Redis with PostgreSQL: the web
 machine's worker, told to take the default queue alone, runs exports but leaves verification in
-Redis; a worker started with -Q verify runs it (docs/deploy-workers.md)."""
+Redis; the GPU machine's worker, started with the deployment guide's own command line, runs it
+(docs/deploy.md, Workers on other machines)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import redis
 
 from nsmcore.tiny import build_tiny_nli
 from tests.integration.deployment import Deployment, postgres_row
+from tests.integration.test_deploy_guide import guide_blocks
 from tests.integration.test_export_worker import N_ITEMS, queued, write_corpus
 
 pytestmark = pytest.mark.integration
@@ -46,7 +48,7 @@ def test_verification_waits_for_a_worker_of_the_verify_queue(tmp_path, redis_url
         assert broker.llen("verify") == 1, "the verification waits in its queue"
     finally:
         deployment.stop()
-    deployment.start_worker(queues="verify")
+    deployment.start_worker(shell=guide_blocks()["gpu-worker"])
     try:
         assert deployment.watch(verify)[-1] == ("done", N_ITEMS, N_ITEMS, ""), deployment.worker_log()[-2000:]
     finally:

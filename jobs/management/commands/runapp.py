@@ -29,7 +29,7 @@ class Command(BaseCommand):
             type=queue_list,
             default=None,
             help="comma-separated job queues the worker takes (NSM_WORKER_QUEUES; default celery,verify: "
-            "every kind; docs/deploy-workers.md)",
+            "every kind; docs/deploy.md, Workers on other machines)",
         )
         parser.add_argument(
             "--noreload", action="store_true", help="do not restart the web server on code changes"
