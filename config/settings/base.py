@@ -134,7 +134,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "config.schema.AutoSchema",  # documents the error codes too
     # list endpoints filter in the database through their FilterSet; a bad value is a 400 naming it
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
@@ -148,6 +148,13 @@ SPECTACULAR_SETTINGS = {
     # Swagger UI from the installed sidecar package: no CDN is reachable, nor wanted.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    # What Django's converters match, so that a client (or the schema fuzzer) knows that
+    # /api/items/-1/ or a version with a slash is no path of the API (Django answers it with its
+    # HTML 404 page, not the API's JSON).
+    "PATH_CONVERTER_OVERRIDES": {
+        "int": {"type": "integer", "minimum": 0},
+        "str": {"type": "string", "pattern": "^[^/]+$"},
+    },
 }
 
 # The active rule set of the mapper: a bundled version ("1") or a path to a rule set file.
