@@ -211,3 +211,20 @@ def test_a_rule_set_compared_on_an_unknown_parser_is_a_documented_400(client, ad
     response = client.get("/api/rule-sets/1/", {"pass": "nope"})
     assert response.status_code == 400 and "pass" in response.json()["detail"]
     assert "400" in responses_of("/api/rule-sets/{version}/", "get")
+
+
+@pytest.mark.parametrize(
+    ("analysis", "query", "named"),
+    [
+        ("flows", {"a": "annotator:nobody"}, "choose two passes"),
+        ("conflicts", {"slot": "colour"}, "unknown slot"),
+        ("evaluation", {"decay": "0"}, "decay"),
+    ],
+)
+def test_a_round_analysis_asked_for_something_it_has_not_is_a_documented_400(
+    client, adjudicator, submitted, analysis, query, named
+):
+    client.force_login(adjudicator)
+    response = client.get(f"/api/rounds/{submitted.pk}/{analysis}/", query)
+    assert response.status_code == 400 and named in response.json()["detail"]
+    assert "400" in responses_of(f"/api/rounds/{{round_id}}/{analysis}/", "get")
