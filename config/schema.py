@@ -13,7 +13,7 @@ AutoSchema adds them from there, once for every view:
   authentication (the CSRF check);
 - 404: a path with parameters (an unknown id), a paginated list (a page past the last), and a
   ``?format=`` DRF does not know;
-- 400: a request body, or query filters (a FilterSet);
+- 400: a request body, or query filters (a FilterSet); 415: a body in a media type it does not read;
 - 409 and anything else: only where a view declares it.
 
 An explicit ``extend_schema`` response of a view wins over these defaults; where it gives only a
@@ -104,6 +104,7 @@ class AutoSchema(SpectacularAutoSchema):
             codes.setdefault("404", []).append("an unknown format")
         if self.method in UNSAFE_METHODS and self.get_request_serializer() is not None:
             codes.setdefault("400", []).append("the body is not valid: errors by field")
+            codes.setdefault("415", []).append("the body in a media type the operation does not read")
         if self._get_filter_parameters():
             codes.setdefault("400", []).append("a filter's value is not valid: errors by field")
         return codes

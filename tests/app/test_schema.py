@@ -228,3 +228,16 @@ def test_a_round_analysis_asked_for_something_it_has_not_is_a_documented_400(
     response = client.get(f"/api/rounds/{submitted.pk}/{analysis}/", query)
     assert response.status_code == 400 and named in response.json()["detail"]
     assert "400" in responses_of(f"/api/rounds/{{round_id}}/{analysis}/", "get")
+
+
+@pytest.mark.django_db
+def test_a_body_in_a_media_type_the_operation_does_not_read_is_a_documented_415(
+    client, annotator, prefilled_round
+):
+    assignment = prefilled_round.assignments.filter(annotator=annotator).first()
+    client.force_login(annotator)
+    url = f"/api/assignments/{assignment.pk}/annotation/"
+    response = client.post(url, "agency=i", content_type="text/plain")
+    assert response.status_code == 415 and "detail" in response.json()
+    assert "415" in responses_of("/api/assignments/{id}/annotation/", "post")
+    assert "415" not in responses_of("/api/rule-sets/{version}/activate/", "post")  # reads no body
