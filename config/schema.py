@@ -5,10 +5,11 @@ drf-spectacular documents only the success code of a view unless the view repeat
 every ``extend_schema``. The error codes follow from what the view already declares, so this
 AutoSchema adds them from there, once for every view:
 
-- credentials: every operation whose permissions can refuse. DRF answers an unauthenticated request
-  with 401 and a ``WWW-Authenticate`` header when the first authentication class names a header
-  scheme (token authentication), and with 403 when it has none (session authentication): the
-  schema says whichever the view's classes give, not the one we would like;
+- credentials: every operation whose permissions can refuse (no credentials), and every one with
+  an authentication class that checks what it is sent (bad credentials: a token, not a session).
+  DRF answers with 401 and a ``WWW-Authenticate`` header when the first authentication class names
+  a header scheme (token authentication), and with 403 when it has none (session
+  authentication): the schema says whichever the view's classes give, not the one we would like;
 - 403: permission classes beyond ``IsAuthenticated`` (the roles), and unsafe methods under session
   authentication (the CSRF check);
 - 404: a path with parameters (an unknown id), a paginated list (a page past the last), and a
@@ -18,7 +19,7 @@ AutoSchema adds them from there, once for every view:
 
 An explicit ``extend_schema`` response of a view wins over these defaults; where it gives only a
 description, the shared error body is filled in so the body can still be checked. Error bodies
-are DRF's: ``{"detail": ...}`` (``Error``), or for 400 the errors by field (``ValidationError``).
+are DRF's: ``{"detail": ...}`` (``ErrorOut``), or for 400 the errors by field (``ValidationError``).
 """
 
 from __future__ import annotations
@@ -82,18 +83,22 @@ class AutoSchema(SpectacularAutoSchema):
         """Each error code this operation can answer with, and why."""
         codes: dict[str, list[str]] = {}
         leaves = [leaf for p in self.view.get_permissions() for leaf in _leaves(p)]
-        refuses = not all(isinstance(p, permissions.AllowAny) for p in leaves)
-        if refuses and self.view.get_authenticators():
-            if self._authenticate_header():
-                codes.setdefault("401", []).append("no credentials, or bad ones")
-            else:
-                codes.setdefault("403", []).append(
-                    "no credentials (session authentication answers 403, not 401)"
-                )
+        authenticators = self.view.get_authenticators()
+        # DRF's code for both: 401 when the first class names a WWW-Authenticate scheme, else 403
+        unauthenticated = "401" if authenticators and self._authenticate_header() else "403"
+        if authenticators and not all(isinstance(p, permissions.AllowAny) for p in leaves):
+            codes.setdefault(unauthenticated, []).append(
+                "no credentials"
+                if unauthenticated == "401"
+                else "no credentials (session authentication answers 403, not 401)"
+            )
+        if any(not isinstance(a, SessionAuthentication) for a in authenticators):
+            # a token or password that is wrong is refused even where anyone may come in
+            codes.setdefault(unauthenticated, []).append("bad credentials")
         if any(not isinstance(p, (permissions.IsAuthenticated, permissions.AllowAny)) for p in leaves):
             codes.setdefault("403", []).append(_permission_messages(leaves))
         if self.method in UNSAFE_METHODS and any(
-            isinstance(a, SessionAuthentication) for a in self.view.get_authenticators()
+            isinstance(a, SessionAuthentication) for a in authenticators
         ):
             codes.setdefault("403", []).append("signed in by session without the CSRF token")
         if "{" in self.path:

@@ -83,6 +83,10 @@ class OpenThings(APIView):
         return Response({})
 
 
+class OpenTokenThings(OpenThings):
+    authentication_classes = [TokenAuthentication]
+
+
 class ThingList(generics.ListAPIView):
     serializer_class = ItemSerializer
     queryset = Item.objects.all()
@@ -122,7 +126,7 @@ def test_session_authentication_documents_403_for_no_credentials_and_no_401():
 def test_a_token_scheme_first_documents_401_with_its_header():
     op = generated([path("things/<int:pk>/", TokenThings.as_view())])["paths"]["/things/{id}/"]["get"]
     unauthenticated = op["responses"]["401"]
-    assert unauthenticated["description"] == "no credentials, or bad ones"
+    assert unauthenticated["description"] == "no credentials; bad credentials"
     assert unauthenticated["headers"]["WWW-Authenticate"]["required"] is True
     # still 403 for a role refused
     assert "only editors change things" in op["responses"]["403"]["description"]
@@ -137,9 +141,12 @@ def test_roles_csrf_and_unknown_ids_each_say_why():
     assert body_schema(ops["get"]["responses"]["404"]) == {"$ref": "#/components/schemas/ErrorOut"}
 
 
-def test_an_operation_open_to_anyone_lists_no_refusal():
+def test_an_operation_open_to_anyone_lists_no_refusal_but_a_bad_token():
     op = generated([path("open/", OpenThings.as_view())])["paths"]["/open/"]["get"]
     assert set(op["responses"]) == {"200"}
+    op = generated([path("open/", OpenTokenThings.as_view())])["paths"]["/open/"]["get"]
+    assert set(op["responses"]) == {"200", "401"}
+    assert op["responses"]["401"]["description"] == "bad credentials"
 
 
 def test_a_filtered_paginated_list_documents_a_bad_filter_and_a_page_past_the_last():
