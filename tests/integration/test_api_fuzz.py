@@ -1,6 +1,6 @@
 """The schema fuzzer (issue 17): schemathesis reads the OpenAPI schema the app serves and sends
-every operation requests it generates from it, valid and invalid, as an admin and as an
-annotator, through the real WSGI stack (middleware, CSRF, sessions) on the test database. Every
+every operation requests it generates from it, valid and invalid, as an admin, as an annotator
+and without credentials, through the real WSGI stack (middleware, CSRF, sessions) on the test database. Every
 answer must be no server error, with a status code, content type, headers and body the schema
 lists for that operation.
 
@@ -39,7 +39,7 @@ from schemathesis.specs.openapi.checks import (
 
 from adjudication.gold import convention_propose, convention_vote
 from adjudication.rule_revisions import revision_propose
-from annotator.models import Annotation, Assignment, Item, Round
+from annotator.models import Annotation, Assignment, Item, ItemSet, Round
 from jobs.export import export_start
 from jobs.models import Job
 from jobs.services import job_run
@@ -54,15 +54,16 @@ CHECKS = [
     response_schema_conformance,
 ]
 
-# Examples per operation and generation mode (valid, invalid). Raise it locally to look harder
-# (`NSM_FUZZ_EXAMPLES=200`), never in CI.
+# Examples per operation and generation mode (valid, invalid). Raise it, or change the seed,
+# locally to look harder (`NSM_FUZZ_EXAMPLES=200 NSM_FUZZ_SEED=3`), never in CI.
 MAX_EXAMPLES = int(os.environ.get("NSM_FUZZ_EXAMPLES", "12"))
-SEED = 17
+SEED = int(os.environ.get("NSM_FUZZ_SEED", "17"))
 # How often a path parameter names a seeded object rather than what the fuzzer drew
 SEEDED_SHARE = 0.75
 # The API's main write, fuzzed harder and always on the user's own assignment (when they have
 # one), so that every case reaches the checks and the save instead of a 404.
 SUBMIT = "/api/assignments/{id}/annotation/"
+PREFILL = "/api/jobs/prefill/"
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,7 @@ class Seeded:
     """What the seeded database holds, by the resource a path parameter names."""
 
     rounds: list[int]
+    item_sets: list[int]
     items: list[int]
     assignments: list[int]
     jobs: list[int]
@@ -107,6 +109,7 @@ class Seeded:
     def ids(self) -> dict[str, list[int] | list[str]]:
         return {
             "rounds": self.rounds,
+            "item_sets": self.item_sets,
             "items": self.items,
             "assignments": self.assignments,
             "jobs": self.jobs,
@@ -114,13 +117,13 @@ class Seeded:
         }
 
 
-def fuzz_config(seeded: Seeded, user: User) -> dict[str, Any]:
+def fuzz_config(seeded: Seeded, user: User | None) -> dict[str, Any]:
     """schemathesis's configuration (what a schemathesis.toml holds) for one user."""
 
     def mostly(dictionary: str) -> dict[str, Any]:
         return {"dictionary": dictionary, "probability": SEEDED_SHARE}
 
-    own = seeded.assignments_of.get(user.pk, [])
+    own = seeded.assignments_of.get(user.pk, []) if user else []
     submit = {
         "include-path": SUBMIT,
         "parameters": {"path.id": own[0] if own else 0},
@@ -139,7 +142,10 @@ def fuzz_config(seeded: Seeded, user: User) -> dict[str, Any]:
         },
         "phases": {"examples": {"enabled": False}, "stateful": {"enabled": False}},
         "dictionaries": {name: {"values": ids} for name, ids in seeded.ids().items()},
-        "parameters": {"path.round_id": mostly("rounds"), "path.version": mostly("versions")},
+        "parameters": {
+            "path.round_id": mostly("rounds"),
+            "path.version": mostly("versions"),
+        },
         "operations": [
             *([submit] if own else []),
             # the schema itself: two enums, and each answer builds the whole schema (a quarter of
@@ -175,6 +181,7 @@ def seeded(gold_round, one_job_of_each_kind, admin_user, adjudicator, other_adju
     assignments = list(Assignment.objects.order_by("pk").values_list("pk", "annotator_id"))
     return Seeded(
         rounds=list(Round.objects.values_list("pk", flat=True)),
+        item_sets=list(ItemSet.objects.values_list("pk", flat=True)),
         items=list(Item.objects.values_list("pk", flat=True)),
         assignments=[pk for pk, _ in assignments],
         jobs=list(Job.objects.values_list("pk", flat=True)),
@@ -197,40 +204,51 @@ def keep_connection() -> Iterator[None]:
     request_finished.connect(close_old_connections)
 
 
-@pytest.fixture(params=["admin", "annotator"])
-def fuzz_user(request, admin_user, annotator) -> User:
-    return {"admin": admin_user, "annotator": annotator}[request.param]
+@pytest.fixture(params=["admin", "annotator", "anonymous"])
+def fuzz_user(request, admin_user, annotator) -> User | None:
+    """Who the fuzzer is: each role's view of the API, and nobody (what every operation says
+    to a request without credentials)."""
+    return {"admin": admin_user, "annotator": annotator, "anonymous": None}[request.param]
 
 
 @pytest.fixture
 def credentials(fuzz_user) -> Credentials:
-    return SIGN_IN(fuzz_user)
+    return SIGN_IN(fuzz_user) if fuzz_user else Credentials(headers={}, cookies={})
 
 
 @pytest.fixture
-def api_schema(request, seeded, fuzz_user, credentials):
+def api_schema(request, seeded, fuzz_user, credentials, admin_user):
     # schemathesis 4.32 renames the running test after each operation through `_nodeid`, which
     # pytest 9.2 no longer has (it keeps `_id`); give it one, or it stops before the first
     # operation. Reports name each operation through pytest's subtests all the same.
     if not hasattr(request.node, "_nodeid"):
         request.node._nodeid = request.node.nodeid
-    client = Client(headers=credentials.headers)
-    client.cookies.load(credentials.cookies)
+    client = Client()
+    client.force_login(admin_user)  # the schema is the same for everyone who may read it
     served = client.get("/api/schema/", {"format": "json"})
     assert served.status_code == 200, served.content
     config = schemathesis.Config.from_dict(fuzz_config(seeded, fuzz_user))
     schema = schemathesis.openapi.from_dict(served.json(), config=config)
     schema.app = WSGIHandler()  # what from_wsgi does; it cannot send the session cookie
-    own = seeded.assignments_of.get(fuzz_user.pk, [])
+    own = seeded.assignments_of.get(fuzz_user.pk, []) if fuzz_user else []
 
     @schema.hook
     def map_body(context, body):
-        """Half the annotation saves carry the version the user would have loaded, so that they
-        reach the save (200), not only the stale-save refusal (409)."""
-        drawn = body.get("base_version") if isinstance(body, dict) else None
-        if context.operation.path == SUBMIT and own and type(drawn) is int and drawn % 2 == 0:
+        """Steer half the drawn bodies of two writes past their first refusal to the work behind
+        it: an annotation save carries the version the user loaded (the save, 200, and not only
+        the stale-save 409); a prefill names one seeded item set and no adapter folder (the job's
+        creation, 201, or the same job active, 409; not only 400)."""
+        if not isinstance(body, dict):
+            return body
+        path = context.operation.path
+        drawn = body.get("base_version")
+        if path == SUBMIT and own and type(drawn) is int and drawn % 2 == 0:
             version = Annotation.objects.filter(assignment_id=own[0]).values_list("version", flat=True)
-            body = {**body, "base_version": version.first() or 0}
+            return {**body, "base_version": version.first() or 0}
+        drawn = body.get("item_set")
+        if path == PREFILL and type(drawn) is int and drawn % 2 == 0:
+            chosen = seeded.item_sets[drawn // 2 % len(seeded.item_sets)]
+            return {k: v for k, v in body.items() if k not in ("round", "adapter")} | {"item_set": chosen}
         return body
 
     return schema
