@@ -124,11 +124,14 @@ def fuzz_config(seeded: Seeded, user: User | None) -> dict[str, Any]:
         return {"dictionary": dictionary, "probability": SEEDED_SHARE}
 
     own = seeded.assignments_of.get(user.pk, []) if user else []
-    submit = {
-        "include-path": SUBMIT,
-        "parameters": {"path.id": own[0] if own else 0},
-        "generation": {"max-examples": 4 * MAX_EXAMPLES},
-    }
+    submit = [
+        {
+            "include-path": SUBMIT,
+            "parameters": {"path.id": assignment},
+            "generation": {"max-examples": 4 * MAX_EXAMPLES},
+        }
+        for assignment in own[:1]
+    ]
     return {
         "seed": SEED,
         "generation": {
@@ -147,7 +150,7 @@ def fuzz_config(seeded: Seeded, user: User | None) -> dict[str, Any]:
             "path.version": mostly("versions"),
         },
         "operations": [
-            *([submit] if own else []),
+            *submit,
             # the schema itself: two enums, and each answer builds the whole schema (a quarter of
             # the run's time with the full budget)
             {
