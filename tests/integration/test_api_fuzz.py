@@ -1,8 +1,8 @@
 """The schema fuzzer (issue 17): schemathesis reads the OpenAPI schema the app serves and sends
-every operation requests it generates from it, valid and invalid, as an admin, as an annotator
-and without credentials, through the real WSGI stack (middleware, CSRF, sessions) on the test database. Every
-answer must be no server error, with a status code, content type, headers and body the schema
-lists for that operation.
+every operation requests it generates from it, valid and invalid, as an admin, an annotator, an
+adjudicator and without credentials, through the real WSGI stack (middleware, CSRF, sessions)
+on the test database. Every answer must be no server error, with a status code, content type,
+headers and body the schema lists for that operation.
 
 Bounded for CI (a few minutes on 2 cores): few examples per operation, no shrinking, and
 deterministic (a fixed seed, Hypothesis derandomized, no example database), so that a run fails
@@ -207,11 +207,12 @@ def keep_connection() -> Iterator[None]:
     request_finished.connect(close_old_connections)
 
 
-@pytest.fixture(params=["admin", "annotator", "anonymous"])
-def fuzz_user(request, admin_user, annotator) -> User | None:
-    """Who the fuzzer is: each role's view of the API, and nobody (what every operation says
-    to a request without credentials)."""
-    return {"admin": admin_user, "annotator": annotator, "anonymous": None}[request.param]
+@pytest.fixture(params=["admin", "annotator", "adjudicator", "anonymous"])
+def fuzz_user(request, admin_user, annotator, adjudicator) -> User | None:
+    """Who the fuzzer is: each role's view of the API (the adjudicator's votes and proposals
+    are theirs alone), and nobody (what every operation says to a request without credentials)."""
+    users = {"admin": admin_user, "annotator": annotator, "adjudicator": adjudicator, "anonymous": None}
+    return users[request.param]
 
 
 @pytest.fixture
