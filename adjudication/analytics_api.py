@@ -7,7 +7,7 @@ from typing import Any
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -71,7 +71,7 @@ class ConflictList(_RoundView):
             OpenApiParameter("b", str),
             OpenApiParameter("page", int),
         ],
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: OpenApiTypes.OBJECT, 400: OpenApiResponse(description="an unknown slot")},
     )
     def get(self, request: Request, round_id: int) -> Response:
         analysis = round_analysis(self.round(round_id))
@@ -99,7 +99,10 @@ class ConflictList(_RoundView):
 class Flows(_RoundView):
     @extend_schema(
         parameters=[OpenApiParameter("a", str), OpenApiParameter("b", str)],
-        responses={200: OpenApiTypes.OBJECT},
+        responses={
+            200: OpenApiTypes.OBJECT,
+            400: OpenApiResponse(description="not two different passes of the round: its passes are listed"),
+        },
     )
     def get(self, request: Request, round_id: int) -> Response:
         passes = {p.key: p for p in passes_for(self.round(round_id))}
@@ -152,7 +155,10 @@ class Anchoring(_RoundView):
 class Calibration(_RoundView):
     @extend_schema(
         parameters=[OpenApiParameter("model", str, description="model id @ revision; default: the newest")],
-        responses={200: OpenApiTypes.OBJECT},
+        responses={
+            200: OpenApiTypes.OBJECT,
+            404: OpenApiResponse(description="no such round, or no cached judgement by that model"),
+        },
     )
     def get(self, request: Request, round_id: int) -> Response:
         from adjudication.calibration import calibration_report, report_as_dict, verifier_models

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -54,7 +54,12 @@ class Evaluation(_RoundView):
             OpenApiParameter("swap", str, many=True, description="a:b (default guilt:shame)"),
             OpenApiParameter("decay", float, description="priority-decay base in (0, 1]"),
         ],
-        responses={200: OpenApiTypes.OBJECT},
+        responses={
+            200: OpenApiTypes.OBJECT,
+            400: OpenApiResponse(
+                description="a parameter out of range or naming nothing: the round's passes are listed"
+            ),
+        },
     )
     def get(self, request: Request, round_id: int) -> Response:
         round_ = self.round(round_id)

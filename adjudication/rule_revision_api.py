@@ -7,7 +7,7 @@ from typing import Any
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.request import Request
@@ -45,8 +45,9 @@ IsAdmin = _role(ADMIN, message="only admins activate a version at once; adjudica
 
 
 class VersionOut(serializers.ModelSerializer):
-    created_by = serializers.CharField(source="created_by.username", default=None)
-    parent = serializers.CharField(source="parent.version", default=None)
+    # the packaged version that seeds a database has neither
+    created_by = serializers.CharField(source="created_by.username", default=None, allow_null=True)
+    parent = serializers.CharField(source="parent.version", default=None, allow_null=True)
     suite_ok = serializers.BooleanField()
 
     class Meta:
@@ -124,7 +125,13 @@ class _VersionView(APIView):
 class RuleSetDetail(_VersionView):
     permission_classes = [IsAuthenticated & IsAdjudicatorOrAdmin]
 
-    @extend_schema(parameters=[OpenApiParameter("pass", str)], responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(
+        parameters=[OpenApiParameter("pass", str, description="a parser whose pass to compare on")],
+        responses={
+            200: OpenApiTypes.OBJECT,
+            400: OpenApiResponse(description="pass: no parser of that name has predictions"),
+        },
+    )
     def get(self, request: Request, version: str) -> Response:
         row = self.version(version)
         parser = request.query_params.get("pass", "")
@@ -152,7 +159,13 @@ class RuleSetVoteView(_VersionView):
 class RuleSetActivate(_VersionView):
     permission_classes = [IsAuthenticated & IsAdmin]
 
-    @extend_schema(request=None, responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(
+        request=None,
+        responses={
+            200: OpenApiTypes.OBJECT,
+            400: OpenApiResponse(description="the version cannot be activated: the reason"),
+        },
+    )
     def post(self, request: Request, version: str) -> Response:
         row = self.version(version)
         try:

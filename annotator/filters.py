@@ -4,15 +4,24 @@ endpoints use them through DRF's filter backend, so a bad value is a 400 naming 
 from __future__ import annotations
 
 import django_filters
+from django import forms
 
 from annotator.models import Assignment, Item
+
+MAX_ID = 2**63 - 1  # the largest a database integer holds: beyond it SQLite raises (a 500)
+
+
+class IdFilter(django_filters.NumberFilter):
+    """An object's id: a whole number the database can hold, else a 400 naming the filter."""
+
+    field_class = forms.IntegerField
 
 
 class ItemFilter(django_filters.FilterSet):
     source = django_filters.CharFilter(max_length=64)
     source_id = django_filters.CharFilter(max_length=128)
     reference_label = django_filters.CharFilter(max_length=32)
-    item_set = django_filters.NumberFilter(field_name="item_sets", help_text="an item set's id")
+    item_set = IdFilter(field_name="item_sets", min_value=1, max_value=MAX_ID, help_text="an item set's id")
 
     class Meta:
         model = Item

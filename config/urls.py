@@ -6,6 +6,8 @@ from django.utils.functional import lazy
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+handler404 = "config.errors.not_found"  # JSON under /api/, the site's page elsewhere
+
 urlpatterns = [
     path("", include("annotator.urls")),
     path("", include("jobs.urls")),

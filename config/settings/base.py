@@ -139,7 +139,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",  # scripts: docs/api.md
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "config.schema.AutoSchema",  # documents the error codes too
     # list endpoints filter in the database through their FilterSet; a bad value is a 400 naming it
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
@@ -159,6 +159,13 @@ SPECTACULAR_SETTINGS = {
         # status sets shared by several answers of the conventions and gold API (adjudication.gold_api)
         "ConventionStatusEnum": "adjudication.models.Convention.Status",
         "GoldStatusEnum": "adjudication.models.GoldItem.Status",
+    },
+    # What Django's converters match, so that a client (or the schema fuzzer) knows that
+    # /api/items/-1/ or a version with a slash is no path of the API (Django answers it with its
+    # HTML 404 page, not the API's JSON).
+    "PATH_CONVERTER_OVERRIDES": {
+        "int": {"type": "integer", "minimum": 0},
+        "str": {"type": "string", "pattern": "^[^/]+$"},
     },
 }
 
