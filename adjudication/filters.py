@@ -3,14 +3,12 @@ filter's choices is a form error, which the page answers 400 with."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import django_filters
-from django import forms
 from django.db.models import Q, QuerySet
 
 from adjudication.gold import ADJUDICATED, CONVENTION, UNANIMOUS
 from adjudication.models import Convention, GoldItem
+from annotator.filters import IdFilter
 from nsmcore.schema import SLOT_NAMES
 
 REVIEW = "review"
@@ -51,16 +49,6 @@ class GoldFilter(django_filters.FilterSet):
         for slot in SLOT_NAMES:
             any_slot |= Q(**{f"construals__provenance__{slot}__source": value})
         return queryset.filter(pk__in=GoldItem.objects.filter(any_slot).values("pk"))
-
-
-class IdFilter(django_filters.NumberFilter):
-    """A row's id: a whole number a database column holds (a larger one would overflow SQLite's
-    integer, a 500, not a 400); an id no row has filters everything out."""
-
-    field_class = forms.IntegerField
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, min_value=-(2**63), max_value=2**63 - 1, **kwargs)
 
 
 class ConventionFilter(django_filters.FilterSet):

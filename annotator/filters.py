@@ -3,6 +3,8 @@ endpoints use them through DRF's filter backend, so a bad value is a 400 naming 
 
 from __future__ import annotations
 
+from typing import Any
+
 import django_filters
 from django import forms
 
@@ -12,16 +14,22 @@ MAX_ID = 2**63 - 1  # the largest a database integer holds: beyond it SQLite rai
 
 
 class IdFilter(django_filters.NumberFilter):
-    """An object's id: a whole number the database can hold, else a 400 naming the filter."""
+    """An object's id: a whole number from 1 that the database can hold, else a 400 naming the
+    filter (a larger one overflows SQLite's integer: a 500); an id no row has filters everything out."""
 
     field_class = forms.IntegerField
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("min_value", 1)
+        kwargs.setdefault("max_value", MAX_ID)
+        super().__init__(*args, **kwargs)
 
 
 class ItemFilter(django_filters.FilterSet):
     source = django_filters.CharFilter(max_length=64)
     source_id = django_filters.CharFilter(max_length=128)
     reference_label = django_filters.CharFilter(max_length=32)
-    item_set = IdFilter(field_name="item_sets", min_value=1, max_value=MAX_ID, help_text="an item set's id")
+    item_set = IdFilter(field_name="item_sets", help_text="an item set's id")
 
     class Meta:
         model = Item

@@ -52,6 +52,7 @@ class ThingIn(serializers.Serializer):
 
 
 class Things(APIView):
+    authentication_classes = [SessionAuthentication]  # sessions alone: no credentials is a 403
     permission_classes = [IsAuthenticated & IsEditor]
 
     @extend_schema(responses={200: ThingIn})
