@@ -96,6 +96,17 @@ def run_on_fresh_sqlite(script: Path, *args: str) -> dict[str, Any]:
             "PYTHONPATH": str(root),
             "ALLOWED_HOSTS": "testserver",
         }
+        # migrated first by its own process, as a deployment is (`make run`, docs/deploy.md): a
+        # SQLite file with content is opened in WAL mode (config.env), where a job's heartbeat thread
+        # can write while the job reads; a file still empty when the script started would stay in
+        # rollback-journal mode for it, where a long read blocks the beat and the beat the job's
+        # next write ("database is locked" after the timeout)
+        migrate = subprocess.run(
+            [sys.executable, "manage.py", "migrate", "--noinput", "-v0"],
+            cwd=root, env=env, capture_output=True, text=True,
+        )  # fmt: skip
+        if migrate.returncode:
+            raise RuntimeError(f"migrate for {script.name} failed:\n{migrate.stderr[-3000:]}")
         out = subprocess.run(
             [sys.executable, str(script), *args], cwd=root, env=env, capture_output=True, text=True
         )

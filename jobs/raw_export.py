@@ -33,7 +33,7 @@ from django.db.models.functions import Cast
 from django.utils.html import format_html
 
 import nsmcore
-from annotator.models import SLOT_FIELDS, AnnotationRevision, ParserPrediction, Round
+from annotator.models import SLOT_FIELDS, AnnotationRevision, Assignment, ParserPrediction, Round
 from jobs.export import _slug
 from jobs.export_records import Encodings
 from jobs.kinds import JobError, JobKind, Params, job_kind_register
@@ -107,15 +107,20 @@ def revisions_of(round_: Round):
     )
 
 
-def _chunks(rows: Iterator[tuple], size: int) -> Iterator[list[tuple]]:
-    chunk: list[tuple] = []
-    for row in rows:
-        chunk.append(row)
-        if len(chunk) == size:
+def _item_batches(round_: Round, rows: int) -> Iterator[list[tuple]]:
+    """The round's revisions (``revisions_of``, in its order), read a range of items at a time,
+    about ``rows`` revisions each (two annotators an item, a revision or so each). Each read
+    ends before the export writes its progress: on SQLite a write from a connection whose cursor
+    is still open on an older snapshot fails at once ("database is locked") once another
+    connection, the job's heartbeat, has written since; an item's revisions all come in one read."""
+    assignments = Assignment.objects.filter(round=round_).order_by("item_id")
+    items = list(assignments.values_list("item_id", flat=True).distinct())
+    step = max(1, rows // 2)
+    for start in range(0, len(items), step):
+        low, high = items[start], items[min(start + step, len(items)) - 1]
+        chunk = list(revisions_of(round_).filter(annotation__assignment__item__id__range=(low, high)))
+        if chunk:
             yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
 
 
 def _parser_versions(round_: Round, wanted: set[tuple[int, str]]) -> dict[tuple[int, str], str]:
@@ -174,8 +179,7 @@ def raw_rows(round_: Round, *, chunk_size: int = CHUNK) -> Iterator[list[dict[st
 
     # an annotation's revisions come together, oldest first: the first one's time is its creation
     first: tuple[int, Any] = (0, None)
-    revisions = revisions_of(round_).iterator(chunk_size=chunk_size)
-    for chunk in _chunks(revisions, chunk_size):
+    for chunk in _item_batches(round_, chunk_size):
         routed = route(chunk)
         versions = _parser_versions(round_, {(row[13], canonical(row[10])) for row in chunk if row[10]})
         out = []
