@@ -259,8 +259,12 @@ def _unstorable(value: Any) -> str:
         value = [*value.keys(), *value.values()]
     if isinstance(value, list):
         return next((p for p in map(_unstorable, value) if p), "")
-    if not isinstance(value, str):
-        return ""
+    return unstorable_text(value) if isinstance(value, str) else ""
+
+
+def unstorable_text(value: str) -> str:
+    """Why a string cannot be stored ("" when it can): a NUL (PostgreSQL refuses it) or a lone
+    surrogate (not encodable as UTF-8). The import and the annotation services both ask it."""
     if "\x00" in value:
         return "contains a NUL character"
     try:

@@ -14,7 +14,7 @@ from django.db.models import Count, F
 from django.utils import timezone
 
 import nsmcore
-from annotator.imports import ImportFileError, ImportProblem, read_jsonl
+from annotator.imports import ImportFileError, ImportProblem, read_jsonl, unstorable_text
 from annotator.models import (
     FLAGS,
     SLOT_FIELDS,
@@ -312,12 +312,8 @@ def text_problem(value: Any) -> str:
     (PostgreSQL refuses it), a lone surrogate (not encodable as UTF-8), or over TEXT_MAX_CHARS."""
     if not isinstance(value, str):
         return f"must be a string, not {type(value).__name__}"
-    if "\x00" in value:
-        return "contains a NUL character"
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as error:
-        return f"contains a lone surrogate ({value[error.start]!a}), not text"
+    if problem := unstorable_text(value):
+        return problem
     if len(value) > TEXT_MAX_CHARS:
         return f"at most {TEXT_MAX_CHARS:,} characters (it has {len(value):,})"
     return ""

@@ -41,6 +41,17 @@ def queue_list(value: str) -> list[str]:
     return queues
 
 
+def add_queues_argument(parser) -> None:
+    """The --queues option of the commands that start a worker (serve, runapp)."""
+    parser.add_argument(
+        "--queues",
+        type=queue_list,
+        default=None,
+        help="comma-separated job queues the worker takes (NSM_WORKER_QUEUES; default celery,verify: "
+        "every kind; docs/deploy.md, Workers on other machines)",
+    )
+
+
 def broker_description() -> str:
     return "Redis" if settings.REDIS_URL else f"the embedded broker in {settings.NSM_BROKER_DIR}"
 

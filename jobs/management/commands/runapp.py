@@ -15,7 +15,7 @@ import sys
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from jobs.supervisor import broker_description, queue_list, supervise, worker_command
+from jobs.supervisor import add_queues_argument, broker_description, supervise, worker_command
 
 
 class Command(BaseCommand):
@@ -24,13 +24,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("addrport", nargs="?", default="127.0.0.1:8000")
         parser.add_argument("--concurrency", type=int, default=2, help="jobs the worker runs at once")
-        parser.add_argument(
-            "--queues",
-            type=queue_list,
-            default=None,
-            help="comma-separated job queues the worker takes (NSM_WORKER_QUEUES; default celery,verify: "
-            "every kind; docs/deploy.md, Workers on other machines)",
-        )
+        add_queues_argument(parser)
         parser.add_argument(
             "--noreload", action="store_true", help="do not restart the web server on code changes"
         )

@@ -15,7 +15,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from config.env import env_int, env_str
-from jobs.supervisor import broker_description, queue_list, supervise, worker_command
+from jobs.supervisor import add_queues_argument, broker_description, supervise, worker_command
 
 WHITENOISE = "whitenoise.middleware.WhiteNoiseMiddleware"
 
@@ -65,13 +65,7 @@ class Command(BaseCommand):
             default=env_int("NSM_STOP_GRACE", 30),
             help="seconds each process gets to finish on stop before it is killed (NSM_STOP_GRACE)",
         )
-        parser.add_argument(
-            "--queues",
-            type=queue_list,
-            default=None,
-            help="comma-separated job queues the worker takes (NSM_WORKER_QUEUES; default celery,verify: "
-            "every kind; docs/deploy.md, Workers on other machines)",
-        )
+        add_queues_argument(parser)
         parser.add_argument(
             "--no-collectstatic",
             action="store_true",
