@@ -31,7 +31,7 @@ from jobs.models import Export, Job
 from jobs.prefill import MODES, job_prefill_start
 from jobs.raw_export import FORMATS
 from jobs.selectors import legality_report
-from jobs.services import JobConflict, job_cancel, job_resume
+from jobs.services import JobConflict, job_cancel, job_queue, job_resume
 from jobs.training import METHODS, TrainParams
 from nsmcore.parsers import BACKENDS
 
@@ -57,7 +57,10 @@ class JobOut(serializers.ModelSerializer):
     percent = serializers.IntegerField(read_only=True)
     rate = serializers.FloatField(read_only=True, allow_null=True, help_text="items parsed per second")
     seconds_left = serializers.FloatField(read_only=True, allow_null=True)
-    stalled = serializers.BooleanField(read_only=True)
+    stalled = serializers.BooleanField(
+        read_only=True, help_text="running, but its worker has sent no heartbeat for NSM_JOB_STALL_SECONDS"
+    )
+    queue = serializers.SerializerMethodField(help_text="the Celery queue the job is sent to (its kind's)")
     created_by = serializers.CharField(
         source="created_by.username", read_only=True, default=None, allow_null=True
     )
@@ -75,8 +78,11 @@ class JobOut(serializers.ModelSerializer):
             "id", "kind", "status", "subject", "item_set", "round", "params", "engine", "engine_version",
             "total", "done", "skipped", "legal", "illegal", "percent", "rate", "seconds_left", "stalled",
             "error", "cancel_requested", "created_by", "created_at", "started_at", "finished_at",
-            "download",
+            "heartbeat_at", "queue", "download",
         ]  # fmt: skip
+
+    def get_queue(self, job: Job) -> str:
+        return job_queue(job)
 
     @extend_schema_field(serializers.URLField(allow_null=True))
     def get_download(self, job: Job) -> str | None:

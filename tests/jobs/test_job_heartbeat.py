@@ -79,6 +79,22 @@ def test_the_job_page_says_a_stalled_job_has_lost_its_worker(item_set, admin_use
     assert 'id="job-stalled"' not in client.get(reverse("job_status", args=[job.pk])).content.decode()
 
 
+def test_the_jobs_api_gives_the_heartbeat_the_stall_and_the_queue(
+    one_job_of_each_kind, admin_user, client, settings
+):
+    settings.NSM_JOB_STALL_SECONDS = 15
+    settings.NSM_VERIFY_QUEUE = "gpu"
+    prefill, verify, _ = one_job_of_each_kind
+    stalled = running(prefill, silent_for=40)
+    client.force_login(admin_user)
+    body = client.get(reverse("api_job", args=[stalled.pk])).json()
+    assert body["stalled"] is True and body["queue"] == "celery"
+    assert body["heartbeat_at"] == stalled.heartbeat_at.isoformat().replace("+00:00", "Z")
+    live = running(verify, silent_for=1)
+    body = client.get(reverse("api_job", args=[live.pk])).json()
+    assert body["stalled"] is False and body["queue"] == "gpu"
+
+
 def test_two_sweepers_that_both_saw_a_stalled_job_requeue_it_once(item_set, admin_user, settings):
     settings.NSM_JOB_STALL_SECONDS = 15
     job = running(job_prefill_start(user=admin_user, item_set=item_set, enqueue=False), silent_for=60)
