@@ -305,7 +305,12 @@ class RoundDetailOut(RoundOut):
 class PoolChangeOut(serializers.Serializer):
     moved = serializers.IntegerField(help_text="pending assignments that changed hands")
     uncovered = serializers.IntegerField(help_text="items left with fewer annotators")
-    received = serializers.DictField(child=serializers.IntegerField())
+    received = serializers.DictField(
+        child=serializers.IntegerField(), help_text="who received pending assignments, how many each"
+    )
+    given = serializers.DictField(
+        child=serializers.IntegerField(), help_text="whose pending assignments moved, how many each"
+    )
     summary = serializers.CharField()
     round = RoundDetailOut()
 
@@ -590,7 +595,8 @@ class PoolAddIn(serializers.Serializer):
 
 def _pool_answer(request: Request, round_: Round, change: Any) -> Response:
     body = {
-        "moved": change.moved, "uncovered": change.uncovered, "received": change.received,
+        "moved": change.moved, "uncovered": change.uncovered,
+        "received": change.received, "given": change.given,
         "summary": change.summary(), "round": _round_detail(_round(round_.pk)),
     }  # fmt: skip
     return Response(PoolChangeOut(body, context={"request": request}).data)

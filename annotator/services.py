@@ -153,19 +153,24 @@ def round_create(
 @dataclass(frozen=True)
 class PoolChange:
     """What a pool change did: assignments moved between annotators, items left short of
-    annotators (nobody eligible could take them), and who received how many."""
+    annotators (nobody eligible could take them), who received how many and who gave how many
+    (an added annotator receives from the others; a removed one gives to them)."""
 
     moved: int
     uncovered: int
     received: dict[str, int]
+    given: dict[str, int]
     why_none: str = ""  # why an added annotator received nothing
+    added: bool = False  # an annotator joined (received from the others), else one left (gave to them)
 
     def summary(self) -> str:
         text = f"{self.moved} pending assignments moved"
         if not self.moved and self.why_none:
             text += f": {self.why_none}"
-        if self.received:
-            text += " (" + ", ".join(f"{name} {n}" for name, n in sorted(self.received.items())) + ")"
+        # the others of the pool: whom the newcomer received from, or whom the leaver gave to
+        others, way = (self.given, "from") if self.added else (self.received, "to")
+        if self.moved and others:
+            text += f" ({way} " + ", ".join(f"{name} {n}" for name, n in sorted(others.items())) + ")"
         if self.uncovered:
             text += (
                 f"; {self.uncovered} items now have fewer annotators: nobody else eligible could take them"
@@ -230,7 +235,9 @@ def round_annotator_remove(*, round_: Round, annotator: AbstractBaseUser) -> Poo
         received[others[to]] += 1
     Assignment.objects.filter(pk__in=uncovered).delete()
     round_changed(round_.pk)
-    return PoolChange(sum(received.values()), len(uncovered), dict(received))
+    moved = sum(received.values())
+    given = {annotator.get_username(): moved} if moved else {}
+    return PoolChange(moved, len(uncovered), dict(received), given)
 
 
 @transaction.atomic
@@ -262,7 +269,7 @@ def round_annotator_add(*, round_: Round, annotator: AbstractBaseUser) -> PoolCh
     for assignment in pending:
         queues.setdefault(assignment.annotator_id, []).append(assignment)
     position = _next_positions(round_).get(annotator.pk, 0)
-    received: Counter[str] = Counter()
+    given: Counter[str] = Counter()
     moved = 0
     while moved < share:
         # whoever has the most pending work gives the last eligible item of their queue
@@ -272,7 +279,7 @@ def round_annotator_add(*, round_: Round, annotator: AbstractBaseUser) -> PoolCh
             taken = next((a for a in queues[donor] if a.item_id not in have), None)
             if taken is not None:
                 queues[donor].remove(taken)
-                received[pool.get(donor, str(donor))] += 1
+                given[pool.get(donor, str(donor))] += 1
                 break
         if taken is None:
             break  # nothing left the newcomer may take
@@ -282,7 +289,8 @@ def round_annotator_add(*, round_: Round, annotator: AbstractBaseUser) -> PoolCh
         moved += 1
     round_changed(round_.pk)
     why_none = "" if moved else _why_no_work(annotator, pending, share, len(pool), held, have - held)
-    return PoolChange(moved, 0, dict(received), why_none)
+    received = {annotator.get_username(): moved} if moved else {}
+    return PoolChange(moved, 0, received, dict(given), why_none, added=True)
 
 
 def _why_no_work(

@@ -314,6 +314,10 @@ def test_pool_add_and_remove_move_pending_work_as_the_page_does(
         added.json()["moved"] == 1
         and Assignment.objects.filter(round_id=round_id, annotator=carl).count() == 1
     )
+    # who received and who gave, each by name, as the database says
+    donor = Assignment.objects.get(round_id=round_id, annotator=carl)
+    assert added.json()["received"] == {"carl": 1}
+    assert sum(added.json()["given"].values()) == 1 and set(added.json()["given"]) <= {"alice", "bob"}
     assert {a["username"] for a in added.json()["round"]["annotators"] if a["in_pool"]} == {
         "alice",
         "bob",
@@ -333,6 +337,9 @@ def test_pool_add_and_remove_move_pending_work_as_the_page_does(
     assert nobody.status_code == 400 and "annotator" in nobody.json()
     removed = client.delete(reverse("api_round_pool_remove", args=[round_id, "carl"]))
     assert removed.status_code == 200 and removed.json()["moved"] == 1
+    assert removed.json()["given"] == {"carl": 1} and sum(removed.json()["received"].values()) == 1
+    assert set(removed.json()["received"]) <= {"alice", "bob"}
+    assert Assignment.objects.get(pk=donor.pk).annotator.username in removed.json()["received"]
     assert not Assignment.objects.filter(round_id=round_id, annotator=carl).exists()
     assert Assignment.objects.filter(round_id=round_id).count() == 4
     assert client.delete(reverse("api_round_pool_remove", args=[round_id, "carl"])).status_code == 409

@@ -195,7 +195,7 @@ def test_a_rounds_page_shows_each_annotator_and_the_pool_changes(
     response = client.post(
         reverse("manage_round_pool_add", args=[prefilled_round.pk]), {"annotator": newcomer.pk}, follow=True
     )
-    assert "nina added to the pool: 2 pending assignments moved (bob 2)" in response.content.decode()
+    assert "nina added to the pool: 2 pending assignments moved (from bob 2)" in response.content.decode()
     assert Assignment.objects.filter(round=prefilled_round, annotator=newcomer, status="pending").count() == 2
 
 

@@ -145,7 +145,7 @@ def test_an_admin_removes_an_annotator_and_their_pending_work_moves(
     expect(page.locator("tr[data-annotator=alice]")).to_contain_text("2")
     page.locator("tr[data-annotator=alice] button:has-text('Remove')").click()
     expect(page.locator(".messages")).to_contain_text(
-        "alice removed from the pool: 2 pending assignments moved (bob 2)"
+        "alice removed from the pool: 2 pending assignments moved (to bob 2)"
     )
     # no work of hers is left in the round: she is gone from the table and can be added again
     expect(page.locator("tr[data-annotator=alice]")).to_have_count(0)
