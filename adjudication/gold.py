@@ -28,6 +28,10 @@ from rules.rulesets import active_rule_set
 UNANIMOUS, CONVENTION, ADJUDICATED = "unanimous", "convention", "adjudicated"
 
 
+#: matches a convention's page and API list (the count covers them all)
+PREVIEW_SIZE = 200
+
+
 class AdjudicationError(ValueError):
     """An adjudication step that cannot be taken; the message says why."""
 

@@ -19,6 +19,7 @@ from adjudication.audit import gold_audit_trail
 from adjudication.filters import GoldFilter
 from adjudication.forms import GoldOpenForm, ProposeForm, ResolveForm, ReviseForm, VoteForm, form_problems
 from adjudication.gold import (
+    PREVIEW_SIZE,
     AdjudicationError,
     acceptance_rule,
     convention_apply,
@@ -40,7 +41,6 @@ from nsmcore.schema import SLOTS
 from nsmcore.training_data import FORMATS, TrainingDataError, training_files
 
 PAGE_SIZE = 50
-PREVIEW_SIZE = 200  # matches a convention's page lists (the count covers them all)
 
 
 @require_role(ADJUDICATOR, ADMIN)

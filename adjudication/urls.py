@@ -4,6 +4,7 @@ from adjudication import (
     analytics_api,
     analytics_views,
     calibration_views,
+    convention_api,
     evaluation_api,
     evaluation_views,
     gold_api,
@@ -91,28 +92,33 @@ urlpatterns += [
     path("api/rounds/<int:round_id>/evaluation/", evaluation_api.Evaluation.as_view(), name="api_evaluation"),
 ]
 
-# conventions and gold for scripts (adjudication.gold_api); the pages above are their browser side
+# conventions and gold for scripts (adjudication.convention_api, gold_api); the pages above are their
+# browser side
 urlpatterns += [
-    path("api/conventions/", gold_api.ConventionList.as_view(), name="api_conventions"),
-    path("api/conventions/<int:convention_id>/", gold_api.ConventionDetail.as_view(), name="api_convention"),
+    path("api/conventions/", convention_api.ConventionList.as_view(), name="api_conventions"),
+    path(
+        "api/conventions/<int:convention_id>/",
+        convention_api.ConventionDetail.as_view(),
+        name="api_convention",
+    ),
     path(
         "api/conventions/<int:convention_id>/vote/",
-        gold_api.ConventionVote.as_view(),
+        convention_api.ConventionVote.as_view(),
         name="api_convention_vote",
     ),
     path(
         "api/conventions/<int:convention_id>/apply/",
-        gold_api.ConventionApply.as_view(),
+        convention_api.ConventionApply.as_view(),
         name="api_convention_apply",
     ),
     path(
         "api/conventions/<int:convention_id>/withdraw/",
-        gold_api.ConventionWithdraw.as_view(),
+        convention_api.ConventionWithdraw.as_view(),
         name="api_convention_withdraw",
     ),
     path(
         "api/conventions/<int:convention_id>/revise/",
-        gold_api.ConventionRevise.as_view(),
+        convention_api.ConventionRevise.as_view(),
         name="api_convention_revise",
     ),
     path("api/rounds/<int:round_id>/gold/", gold_api.GoldList.as_view(), name="api_gold"),

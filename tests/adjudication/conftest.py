@@ -1,4 +1,10 @@
+import json
+from typing import Any
+
 import pytest
+from drf_spectacular.generators import SchemaGenerator
+from drf_spectacular.renderers import OpenApiJsonRenderer
+from rest_framework.test import APIClient
 
 from adjudication.gold import convention_propose, convention_vote
 
@@ -13,3 +19,14 @@ def accepted(submitted, adjudicator, other_adjudicator):
     for user in (adjudicator, other_adjudicator):
         convention = convention_vote(user=user, convention=convention, approve=True)
     return convention
+
+
+@pytest.fixture(scope="module")
+def openapi() -> dict[str, Any]:
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    return json.loads(OpenApiJsonRenderer().render(schema))
+
+
+@pytest.fixture
+def api() -> APIClient:
+    return APIClient()
