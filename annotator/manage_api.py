@@ -1,5 +1,6 @@
-"""REST API for admins: import a file (and make it annotatable in the same request), item sets,
-rounds with their progress and pool. The same services as the admin pages (imports, sampling,
+"""REST API for admins: import a file (and make it annotatable in the same request) and item sets;
+rounds, their progress and pool are in annotator.round_api, which uses what this module defines
+(roles, refusals, the round's fields). The same services as the admin pages (imports, sampling,
 round_create and the pool changes); nothing here writes on its own.
 
 Answers: 400 names the field at fault (an import problem names its line and column), 409 a
@@ -39,15 +40,12 @@ from annotator.round_selectors import (
     annotator_choices,
     parser_coverage,
     round_annotators,
-    rounds_with_progress,
 )
 from annotator.sampling import DrawError, item_set_draw, item_set_of_ids
 from annotator.selectors import Progress
 from annotator.services import (
     RoundError,
     RoundOverlap,
-    round_annotator_add,
-    round_annotator_remove,
     round_create,
 )
 
@@ -538,119 +536,3 @@ class ItemSetDetail(AdminApi):
     def get(self, request: Request, pk: int) -> Response:
         item_set = get_object_or_404(ItemSet, pk=pk)
         return Response(ItemSetDetailOut(item_set, context={"request": request}).data)
-
-
-# --- rounds ----------------------------------------------------------------------------------
-
-
-class RoundList(generics.ListAPIView, AdminApi):
-    """Rounds, newest first, each with its progress; POST creates one with its assignments."""
-
-    serializer_class = RoundListOut
-
-    def get_queryset(self) -> Any:
-        if getattr(self, "swagger_fake_view", False):  # the schema generator reads no database
-            return Round.objects.none()
-        rows = rounds_with_progress()
-        for row in rows:
-            row.round.progress = _progress(row.progress)
-            row.round.pool_size = row.pool_size
-        return [row.round for row in rows]
-
-    @extend_schema(
-        responses={200: RoundListOut(many=True), 401: NO_CREDENTIALS, 403: NOT_ADMIN, 404: NO_PAGE}
-    )
-    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        return super().get(request, *args, **kwargs)
-
-    @extend_schema(
-        request=RoundIn,
-        responses={201: RoundDetailOut, 400: BAD, 401: NO_CREDENTIALS, 403: NOT_ADMIN, 409: CONFLICT},
-    )
-    def post(self, request: Request) -> Response:
-        form = RoundIn(data=request.data)
-        form.is_valid(raise_exception=True)
-        data = form.validated_data
-        try:
-            round_ = _create_round(data, name=data["name"], item_set=data["item_set"])
-        except Refused as error:
-            return _refuse(error)
-        out = RoundDetailOut(_round_detail(round_), context={"request": request}).data
-        return Response(out, status=status.HTTP_201_CREATED)
-
-
-def _round(pk: int) -> Round:
-    return get_object_or_404(Round.objects.select_related("item_set"), pk=pk)
-
-
-class RoundDetail(AdminApi):
-    @extend_schema(responses={200: RoundDetailOut, 401: NO_CREDENTIALS, 403: NOT_ADMIN, 404: NOT_FOUND})
-    def get(self, request: Request, pk: int) -> Response:
-        return Response(RoundDetailOut(_round_detail(_round(pk)), context={"request": request}).data)
-
-
-class PoolAddIn(serializers.Serializer):
-    annotator = serializers.CharField(max_length=150, help_text="username or id of an active annotator")
-
-
-def _pool_answer(request: Request, round_: Round, change: Any) -> Response:
-    body = {
-        "moved": change.moved, "uncovered": change.uncovered,
-        "received": change.received, "given": change.given,
-        "summary": change.summary(), "round": _round_detail(_round(round_.pk)),
-    }  # fmt: skip
-    return Response(PoolChangeOut(body, context={"request": request}).data)
-
-
-class RoundPoolAdd(AdminApi):
-    """Add an annotator to the pool; they receive a fair share of the pending work."""
-
-    @extend_schema(
-        request=PoolAddIn,
-        responses={
-            200: PoolChangeOut, 400: BAD, 401: NO_CREDENTIALS, 403: NOT_ADMIN, 404: NOT_FOUND,
-            409: OpenApiResponse(description="already in the pool"),
-        },
-    )  # fmt: skip
-    def post(self, request: Request, pk: int) -> Response:
-        round_ = _round(pk)
-        form = PoolAddIn(data=request.data)
-        form.is_valid(raise_exception=True)
-        try:
-            found = AnnotatorsField().to_internal_value([form.validated_data["annotator"]])
-        except serializers.ValidationError as error:
-            return Response({"annotator": error.detail}, status=status.HTTP_400_BAD_REQUEST)
-        if len(found) != 1:
-            return Response({"annotator": ["name one annotator"]}, status=status.HTTP_400_BAD_REQUEST)
-        annotator = found[0]
-        try:
-            change = round_annotator_add(round_=round_, annotator=annotator)
-        except RoundError as error:
-            return _refuse(_conflict("annotator", str(error)))
-        return _pool_answer(request, round_, change)
-
-
-class RoundPoolRemove(AdminApi):
-    """Take an annotator out of the pool: their done work stays, their pending work moves to
-    the others (items nobody eligible can take are left with fewer annotators)."""
-
-    @extend_schema(
-        request=None,
-        responses={
-            200: PoolChangeOut, 401: NO_CREDENTIALS, 403: NOT_ADMIN,
-            404: OpenApiResponse(description="no such round or user"),
-            409: OpenApiResponse(description="not in the pool"),
-        },
-    )  # fmt: skip
-    def delete(self, request: Request, pk: int, user: str) -> Response:
-        round_ = _round(pk)
-        found = User.objects.filter(username=user).first()
-        if found is None and user.isascii() and user.isdigit() and len(user) < 19:
-            found = User.objects.filter(pk=int(user)).first()
-        if found is None:
-            return Response({"detail": f"no user {user!r}"}, status=status.HTTP_404_NOT_FOUND)
-        try:
-            change = round_annotator_remove(round_=round_, annotator=found)
-        except RoundError as error:
-            return _refuse(_conflict("annotator", str(error)))
-        return _pool_answer(request, round_, change)
