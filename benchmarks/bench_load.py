@@ -38,20 +38,17 @@ import argparse
 import http.client
 import json
 import os
-import random
-import secrets
 import shutil
 import signal
 import socket
 import statistics
-import string
 import subprocess
 import sys
 import threading
 import time
 import uuid
-from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -59,108 +56,18 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import figure, pride_slots  # noqa: E402
+from benchmarks.common import figure  # noqa: E402
+from benchmarks.load_client import Annotator, Tally, warm_up  # noqa: E402
 
 PG_ADMIN = os.environ.get("NSM_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres")
-ROUND = "load"
 SECRET = "load-benchmark-secret-not-for-production-7Kq2vR9mZ4pL8wN3tY6bH1cF5jD0gS"
 TARGET_MS = 150
 POOL_MAX = 4  # NSM_DB_POOL_MAX for the server (the production default)
-P_REVISE, P_STALE = 0.2, 0.1  # after a submit: revise it, or send a stale save
 
 
 def default_workers() -> int:
     """gunicorn's own advice, 2 x cores + 1, as `serve` picks it (5 on this 2-core machine)."""
     return min(2 * (os.cpu_count() or 1) + 1, 8)
-
-
-# ---------------------------------------------------------------------------------------------
-# Inside Django (a subprocess with the server's environment): set-up and read-back.
-
-
-def _django() -> None:
-    import django
-
-    django.setup()
-
-
-def populate(users: int, per_user: int) -> dict[str, Any]:
-    """``users`` annotators with ``per_user`` assignments each in one prefilled round, and a
-    session for each. Printed as JSON for the client."""
-    _django()
-    from django.contrib.auth.models import Group, User
-    from django.contrib.sessions.backends.db import SessionStore
-    from django.db import transaction
-
-    from annotator.models import Assignment, Item, ItemSet, ItemSetMember, ParserPrediction, Round
-    from annotator.services import round_create
-
-    per_item = min(2, users)
-    n_items = users * per_user // per_item
-    with transaction.atomic():
-        Item.objects.bulk_create(
-            [
-                Item(
-                    source="load",
-                    source_id=str(i),
-                    text=f"I was glad when my sister came home (story {i}).",
-                    masked_text=f"I was ... when my sister came home (story {i}).",
-                    reference_label="joy",
-                )
-                for i in range(n_items)
-            ],
-            batch_size=5000,
-        )
-        ids = list(Item.objects.filter(source="load").order_by("id").values_list("id", flat=True))
-        ParserPrediction.objects.bulk_create(
-            [ParserPrediction(item_id=i, parser="load", explication=pride_slots(), legal=True) for i in ids],
-            batch_size=5000,
-        )
-        item_set = ItemSet.objects.create(name="load", size=len(ids))
-        ItemSetMember.objects.bulk_create(
-            [ItemSetMember(item_set=item_set, item_id=i, position=p) for p, i in enumerate(ids)],
-            batch_size=5000,
-        )
-        group = Group.objects.get_or_create(name="annotator")[0]
-        people = []
-        for n in range(users):
-            person = User(username=f"load{n:03d}")
-            person.set_unusable_password()  # sessions are made here: no hashing to wait for
-            person.save()
-            person.groups.add(group)
-            people.append(person)
-        round_create(
-            name=ROUND,
-            item_set=item_set,
-            annotators=people,
-            mode=Round.Mode.PREFILLED,
-            prefill_parser="load",
-            annotators_per_item=per_item,
-        )
-    sessions = {}
-    for person in people:
-        session = SessionStore()
-        session["_auth_user_id"] = str(person.pk)
-        session["_auth_user_backend"] = "django.contrib.auth.backends.ModelBackend"
-        session["_auth_user_hash"] = person.get_session_auth_hash()
-        session.create()
-        sessions[person.username] = session.session_key
-    return {
-        "sessions": sessions,
-        "assignments": Assignment.objects.filter(round__name=ROUND).count(),
-        "items": len(ids),
-    }
-
-
-def revisions() -> list[list[Any]]:
-    """Every revision of the round: [assignment id, version, notes]."""
-    _django()
-    from annotator.models import AnnotationRevision
-
-    rows = AnnotationRevision.objects.filter(annotation__assignment__round__name=ROUND).values_list(
-        "annotation__assignment_id", "version", "notes"
-    )
-    return [list(row) for row in rows]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -221,10 +128,14 @@ def _env(database: Database, folder: Path) -> dict[str, str]:
 
 def _inside(env: dict[str, str], *args: str) -> Any:
     result = subprocess.run(
-        [sys.executable, str(Path(__file__)), *args], cwd=ROOT, env=env, capture_output=True, text=True
+        [sys.executable, str(ROOT / "benchmarks" / "load_db.py"), *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     if result.returncode:
-        raise RuntimeError(f"bench_load {' '.join(args)} failed:\n{result.stderr[-3000:]}")
+        raise RuntimeError(f"load_db {' '.join(args)} failed:\n{result.stderr[-3000:]}")
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
@@ -316,114 +227,6 @@ class ConnectionSampler(threading.Thread):
                 ).fetchone()
                 self.samples.append(count)
                 self.done.wait(0.2)
-
-
-@dataclass
-class Tally:
-    """What the annotators saw, shared by their threads (appends to lists are atomic)."""
-
-    latency: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
-    statuses: Counter = field(default_factory=Counter)  # (kind, status)
-    unexpected: list[str] = field(default_factory=list)
-    failed: list[str] = field(default_factory=list)  # no answer at all
-    saved: list[tuple[int, int, str]] = field(default_factory=list)  # every 200: (assignment, version, note)
-
-
-class Annotator(threading.Thread):
-    def __init__(self, name: str, session: str, port: int, tally: Tally, stop_at: float, think: float):
-        super().__init__(daemon=True)
-        self.name_ = name
-        csrf = "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(32))
-        self.headers = {
-            "Cookie": f"sessionid={session}; csrftoken={csrf}",
-            "X-CSRFToken": csrf,  # what a browser's script sends from the cookie
-            "Host": "127.0.0.1",
-            "Accept": "application/json",
-        }
-        self.port, self.tally, self.stop_at, self.think = port, tally, stop_at, think
-        self.rng = random.Random(name)
-        self.queue: list[int] = []
-        self.sent = 0
-
-    def request(self, kind: str, method: str, path: str, body: dict | None = None) -> tuple[int, Any]:
-        headers = dict(self.headers)
-        data = None
-        if body is not None:
-            data = json.dumps(body)
-            headers["Content-Type"] = "application/json"
-        start = time.perf_counter()
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-            conn.request(method, path, body=data, headers=headers)
-            response = conn.getresponse()
-            payload = response.read()
-            conn.close()
-        except OSError as error:
-            self.tally.failed.append(f"{kind} {path}: {error!r}")
-            return 0, None
-        elapsed = time.perf_counter() - start
-        if kind != "warm-up":
-            self.tally.latency[kind].append(elapsed)
-            self.tally.statuses[(kind, response.status)] += 1
-        try:
-            return response.status, json.loads(payload)
-        except ValueError:
-            return response.status, payload[:200]
-
-    def expect(self, kind: str, status: int, want: int, answer: Any) -> bool:
-        if status == want:
-            return True
-        if status:
-            self.tally.unexpected.append(f"{self.name_} {kind}: {status} {str(answer)[:200]}")
-        return False
-
-    def submit(self, kind: str, assignment: int, base_version: int, want: int) -> int | None:
-        self.sent += 1
-        note = f"{self.name_}-{self.sent}"
-        body = {**pride_slots(), "notes": note, "base_version": base_version, "time_spent_ms": 1200}
-        status, answer = self.request(kind, "POST", f"/api/assignments/{assignment}/annotation/", body)
-        if not self.expect(kind, status, want, answer):
-            return None
-        if status == 200:
-            self.tally.saved.append((assignment, answer["version"], note))
-            return answer["version"]
-        return base_version
-
-    def refill(self, kind: str = "list") -> None:
-        status, answer = self.request(kind, "GET", f"/api/assignments/?round={ROUND}&status=pending")
-        if self.expect(kind, status, 200, answer):
-            self.queue = [row["id"] for row in answer["results"]]
-
-    def run(self) -> None:
-        while time.monotonic() < self.stop_at:
-            if not self.queue:
-                self.refill()
-                if not self.queue:
-                    return  # all done
-            assignment = self.queue.pop(0)
-            status, answer = self.request("fetch", "GET", f"/api/assignments/{assignment}/")
-            if not self.expect("fetch", status, 200, answer):
-                continue
-            loaded = answer["annotation"]["version"] if answer["annotation"] else 0
-            version = self.submit("submit", assignment, loaded, 200)
-            if version is not None and self.rng.random() < P_REVISE:
-                self.submit("revise", assignment, version, 200)
-            if version is not None and self.rng.random() < P_STALE:
-                self.submit("stale", assignment, loaded, 409)
-            if self.think:
-                time.sleep(self.think)  # a person reading the next item, not a wait for a condition
-
-
-def warm_up(annotators: list[Annotator], rounds: int = 3) -> None:
-    """Every gunicorn worker imports the views on its first request (seconds, on a busy machine
-    without bytecode caches): a few rounds of requests from all annotators at once, so that each
-    worker has had some before the clock starts, whichever of them accepts which."""
-    for _ in range(rounds):
-        threads = [threading.Thread(target=a.refill, args=("warm-up",)) for a in annotators]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
 
 
 def _percentiles(samples: list[float]) -> dict[str, float]:
@@ -669,9 +472,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "populate":
-        print(json.dumps(populate(int(sys.argv[2]), int(sys.argv[3]))))
-    elif len(sys.argv) > 1 and sys.argv[1] == "revisions":
-        print(json.dumps(revisions()))
-    else:
-        sys.exit(main())
+    sys.exit(main())
