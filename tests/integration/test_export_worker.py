@@ -38,6 +38,22 @@ def write_corpus(tmp: Path) -> tuple[Path, Path]:
     return items, annotations
 
 
+def make_gold_run(deployment: Deployment, tmp_path: Path, size: int) -> None:
+    """Migrate the deployment and make round gold-run as an admin does, with the commands: ``size``
+    items drawn from the corpus and two silver passes over them."""
+    items, annotations = write_corpus(tmp_path)
+    deployment.manage("migrate", "--noinput")
+    deployment.manage("import_items", str(items), "--source", "it")
+    deployment.manage("draw_item_set", "all", "--size", str(size), "--seed", "1")
+    deployment.manage(
+        "create_round", "gold-run", "--item-set", "all", "--text", "text", "--pass-kind", "silver"
+    )
+    for name in ("pass-a", "pass-b"):
+        deployment.manage(
+            "import_pass", str(annotations), "--round", "gold-run", "--annotator", name, "--source", "it"
+        )
+
+
 def queued(out: str) -> int:
     match = re.search(r"job #(\d+) queued", out)
     assert match, out
@@ -58,17 +74,7 @@ def test_verification_and_export_through_the_worker_survive_a_kill(
     deployment = Deployment(tmp_path, env, postgres_row(postgres_database))
     model = str(build_tiny_nli(tmp_path / "nli", labels=("contradiction", "entailment", "neutral")))
     other = str(build_tiny_nli(tmp_path / "nli-2", labels=("entailment", "neutral", "contradiction"), seed=1))
-    items, annotations = write_corpus(tmp_path)
-    deployment.manage("migrate", "--noinput")
-    deployment.manage("import_items", str(items), "--source", "it")
-    deployment.manage("draw_item_set", "all", "--size", str(N_ITEMS), "--seed", "1")
-    deployment.manage(
-        "create_round", "gold-run", "--item-set", "all", "--text", "text", "--pass-kind", "silver"
-    )
-    for name in ("pass-a", "pass-b"):
-        deployment.manage(
-            "import_pass", str(annotations), "--round", "gold-run", "--annotator", name, "--source", "it"
-        )
+    make_gold_run(deployment, tmp_path, N_ITEMS)
     deployment.start_worker()
     try:
         verify = queued(deployment.manage("verify", "--round", "gold-run", "--model", model, "--background"))

@@ -23,7 +23,7 @@ from tests.explications import PRIDE
 from tests.fake_openai import FakeChatServer
 from tests.integration.deployment import Deployment, postgres_row, sqlite_row, write_items
 from tests.integration.test_export_worker import N_ITEMS as N_GOLD
-from tests.integration.test_export_worker import queued, write_corpus
+from tests.integration.test_export_worker import make_gold_run, queued
 
 pytestmark = pytest.mark.integration
 N_ITEMS = 80
@@ -167,17 +167,7 @@ def test_an_export_whose_worker_is_killed_completes_by_itself_with_one_whole_arc
     }  # fmt: skip
     deployment = Deployment(tmp_path, env, postgres_row(postgres_database))
     model = str(build_tiny_nli(tmp_path / "nli", labels=("contradiction", "entailment", "neutral")))
-    items, annotations = write_corpus(tmp_path)
-    deployment.manage("migrate", "--noinput")
-    deployment.manage("import_items", str(items), "--source", "it")
-    deployment.manage("draw_item_set", "all", "--size", str(N_GOLD), "--seed", "1")
-    deployment.manage(
-        "create_round", "gold-run", "--item-set", "all", "--text", "text", "--pass-kind", "silver"
-    )
-    for name in ("pass-a", "pass-b"):
-        deployment.manage(
-            "import_pass", str(annotations), "--round", "gold-run", "--annotator", name, "--source", "it"
-        )
+    make_gold_run(deployment, tmp_path, N_GOLD)
     deployment.start_worker()
     try:
         # a model never run before: the export verifies as it goes (slow enough to be killed midway)

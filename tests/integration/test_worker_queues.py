@@ -11,7 +11,7 @@ import redis
 from nsmcore.tiny import build_tiny_nli
 from tests.integration.deployment import Deployment, postgres_row
 from tests.integration.test_deploy_guide import guide_blocks
-from tests.integration.test_export_worker import N_ITEMS, queued, write_corpus
+from tests.integration.test_export_worker import N_ITEMS, make_gold_run, queued
 
 pytestmark = pytest.mark.integration
 
@@ -24,17 +24,7 @@ def test_verification_waits_for_a_worker_of_the_verify_queue(tmp_path, redis_url
     }  # fmt: skip
     deployment = Deployment(tmp_path, env, postgres_row(postgres_database))
     model = str(build_tiny_nli(tmp_path / "nli", labels=("contradiction", "entailment", "neutral")))
-    items, annotations = write_corpus(tmp_path)
-    deployment.manage("migrate", "--noinput")
-    deployment.manage("import_items", str(items), "--source", "it")
-    deployment.manage("draw_item_set", "all", "--size", str(N_ITEMS), "--seed", "1")
-    deployment.manage(
-        "create_round", "gold-run", "--item-set", "all", "--text", "text", "--pass-kind", "silver"
-    )
-    for name in ("pass-a", "pass-b"):
-        deployment.manage(
-            "import_pass", str(annotations), "--round", "gold-run", "--annotator", name, "--source", "it"
-        )
+    make_gold_run(deployment, tmp_path, N_ITEMS)
     broker = redis.Redis.from_url(redis_url)
     deployment.start_worker(queues="celery")
     try:
