@@ -205,6 +205,21 @@ class Server:
                 self.process.wait()
 
 
+def database_cpu_seconds(database: Database) -> float:
+    """CPU time used so far by the database server's processes on this machine (PostgreSQL's;
+    SQLite runs inside the server's processes, so 0): with the server's and the client's, where
+    each request's cost on the shared cores goes."""
+    if database.kind != "postgres":
+        return 0.0
+    import psutil
+
+    total = 0.0
+    for process in psutil.process_iter(["name", "cpu_times"]):
+        if (process.info["name"] or "").startswith(("postgres", "postmaster")) and process.info["cpu_times"]:
+            total += process.info["cpu_times"].user + process.info["cpu_times"].system
+    return total
+
+
 class ConnectionSampler(threading.Thread):
     """Counts the server's connections to the benchmark database every 0.2 s (its own
     connection is to the admin database, so it never counts itself)."""
@@ -283,6 +298,8 @@ def load(
             sampler = ConnectionSampler(database)
             sampler.start()
         cpu_before = server.cpu_seconds()
+        database_cpu_before = database_cpu_seconds(database)
+        client_cpu_before = time.process_time()  # every thread of this process: the annotators
         start = time.monotonic()
         for annotator in annotators:
             annotator.stop_at = start + seconds
@@ -291,6 +308,8 @@ def load(
             annotator.join()
         elapsed = time.monotonic() - start
         cpu = server.cpu_seconds() - cpu_before
+        database_cpu = database_cpu_seconds(database) - database_cpu_before
+        client_cpu = time.process_time() - client_cpu_before
         if sampler:
             sampler.done.set()
             sampler.join()
@@ -310,6 +329,10 @@ def load(
                 1000 * users * elapsed / max(1, sum(tally.statuses.values())), 1
             ),
             "server_cpu_ms_per_request": round(1000 * cpu / max(1, sum(tally.statuses.values())), 2),
+            "database_cpu_ms_per_request": round(
+                1000 * database_cpu / max(1, sum(tally.statuses.values())), 2
+            ),
+            "client_cpu_ms_per_request": round(1000 * client_cpu / max(1, sum(tally.statuses.values())), 2),
             "load_average": os.getloadavg(),  # other work on the machine at the end of the run
             "statuses": {f"{k} {s}": n for (k, s), n in sorted(tally.statuses.items())},
             "server_errors": server_errors,
@@ -353,6 +376,13 @@ def figures_of(result: dict[str, Any]) -> list[dict]:
             out.append(figure(f"{name} p50 ({kind})", round(lat[name]["p50"], 1), "ms"))
     out.append(
         figure(f"app CPU per request, database apart ({kind})", result["server_cpu_ms_per_request"], "ms")
+    )
+    if result["database_cpu_ms_per_request"]:
+        out.append(
+            figure(f"database CPU per request ({kind})", result["database_cpu_ms_per_request"], "ms")
+        )
+    out.append(
+        figure(f"load client CPU per request ({kind})", result["client_cpu_ms_per_request"], "ms")
     )
     out.append(figure(f"all requests p50 ({kind})", round(result["all"]["p50"], 1), "ms"))
     out.append(figure(f"all requests p95 ({kind})", round(result["all"]["p95"], 1), "ms"))
