@@ -218,6 +218,16 @@ def parse_cache_url(url: str, *, base_dir: Path) -> dict[str, Any]:
     )
 
 
+def session_engine(cache: dict[str, Any]) -> str:
+    """Sessions in the database with the shared cache in front (Django's cached_db): every
+    request of a logged-in user reads its session, and from the cache that is no database round
+    trip (benchmarks/bench_load.py). Not with a one-process cache (locmem://): a logout in one
+    server process would stay unseen by the others, so sessions are then read from the database."""
+    if cache["BACKEND"].endswith("LocMemCache"):
+        return "django.contrib.sessions.backends.db"
+    return "django.contrib.sessions.backends.cached_db"
+
+
 def filesystem_broker(folder: Path) -> dict[str, object]:
     """Celery transport options for kombu's filesystem broker in ``folder`` (created here): a
     broker that needs no server, for `make run` and the tests."""

@@ -21,6 +21,7 @@ from config.env import (
     filesystem_broker,
     parse_cache_url,
     parse_database_url,
+    session_engine,
 )
 from nsmcore.parsers import BACKENDS as PARSER_BACKENDS
 from nsmcore.verifier import DEFAULT_MODEL as DEFAULT_VERIFIER_MODEL
@@ -112,6 +113,7 @@ CACHES = {
     "default": parse_cache_url(NSM_CACHE_URL, base_dir=BASE_DIR),
     "analysis": analysis_cache(NSM_ANALYSIS_CACHE_URL, base_dir=BASE_DIR),
 }
+SESSION_ENGINE = session_engine(CACHES["default"])
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

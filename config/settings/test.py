@@ -7,7 +7,7 @@ so two runs on one machine never meet. tests/conftest.py removes them when the r
 import os
 import uuid
 
-from config.env import analysis_cache, env_str, filesystem_broker, parse_cache_url
+from config.env import analysis_cache, env_str, filesystem_broker, parse_cache_url, session_engine
 from config.settings.base import *  # noqa: F403
 
 DEBUG = False
@@ -40,3 +40,4 @@ CACHES = {
     "default": parse_cache_url(NSM_CACHE_URL, base_dir=BASE_DIR),  # noqa: F405
     "analysis": analysis_cache(NSM_ANALYSIS_CACHE_URL, base_dir=BASE_DIR),  # noqa: F405
 }
+SESSION_ENGINE = session_engine(CACHES["default"])
