@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 from annotator.filters import AssignmentFilter, ItemFilter
 from annotator.models import FLAGS, SLOT_FIELDS, Annotation, AnnotationRevision, Assignment, Item
 from annotator.roles import ADJUDICATOR, ADMIN, user_roles
-from annotator.selectors import assignment_for_user, prefill_for, prefills_for
+from annotator.selectors import assignment_for_user, prefill_of, prefills_for
 from annotator.services import (
     TEXT_MAX_CHARS,
     TIME_SPENT_MAX_MS,
@@ -99,7 +99,7 @@ class AssignmentOut(serializers.ModelSerializer):
         batch = self.context.get("prefills")
         if batch is not None:
             return batch.get((obj.round_id, obj.item_id))
-        return prefill_for(obj.round, obj.item_id)
+        return prefill_of(obj)
 
     def get_annotation(self, obj: Assignment) -> dict[str, Any] | None:
         annotation = getattr(obj, "annotation", None)

@@ -28,7 +28,7 @@ from annotator.models import (
 )
 from annotator.queries import assignments_rotate
 from annotator.round_selectors import prefill_overlap, prefilled_seen
-from annotator.selectors import prefill_for
+from annotator.selectors import prefill_of
 from annotator.versions import round_changed
 
 # Bounds of what an annotation submit accepts, the same in the workspace form, the API and here.
@@ -367,7 +367,6 @@ def _validate(values: dict[str, Any]) -> tuple[nsmcore.Explication, list[str]]:
     return explication, sorted(set(flags), key=FLAGS.index)
 
 
-@transaction.atomic
 def annotation_submit(
     *,
     assignment: Assignment,
@@ -380,7 +379,11 @@ def annotation_submit(
     loaded at (0 for a first save); if the annotation has moved on since, or another first save
     won the race, StaleSave is raised and nothing is written. Bad values, numbers out of range
     (``time_spent_ms`` 0 to TIME_SPENT_MAX_MS) and texts over TEXT_MAX_CHARS raise
-    AnnotationInvalid naming each field."""
+    AnnotationInvalid naming each field.
+
+    The reads come with the assignment when it is ``assignment_for_user``'s (its annotation and
+    prefill); the writes are one transaction: the claim (insert or conditional update), the
+    revision and the status, with no savepoint unless the caller holds a transaction already."""
     if assignment.annotator_id != user.pk:
         raise PermissionError("only the assigned annotator can submit this annotation")
     numbers = {
@@ -395,7 +398,7 @@ def annotation_submit(
     if errors:
         raise AnnotationInvalid(errors)
     slots = explication.slots()
-    prefill = prefill_for(assignment.round, assignment.item)
+    prefill = prefill_of(assignment)
     kept = [s for s in SLOT_FIELDS if prefill and prefill.get(s) == slots[s]]
     fields = {
         **slots,
@@ -406,44 +409,59 @@ def annotation_submit(
         "kept_prefill": kept,
         "time_spent_ms": time_spent_ms,
     }
-    annotation = Annotation.objects.filter(assignment=assignment).first()
-    if annotation is None:
-        if base_version != 0:
+    try:
+        annotation = assignment.annotation  # read with the assignment, or read now
+    except Annotation.DoesNotExist:
+        annotation = None
+    if annotation is None and base_version != 0:
+        annotation = _fresh(assignment)  # saved since the assignment was read?
+        if annotation is None:
             raise StaleSave(None, base_version=base_version)
-        try:
-            # The insert claims the first save: of two racing first saves, the unique assignment
-            # lets exactly one in; the other is as stale as a later save that lost.
-            with transaction.atomic():
+    try:
+        with transaction.atomic():
+            if annotation is None:
+                # The insert claims the first save: of two racing first saves, the unique
+                # assignment lets exactly one in; the other is as stale as a later save that
+                # lost. The IntegrityError ends this transaction, so it needs no savepoint.
                 annotation = Annotation.objects.create(assignment=assignment, version=1, **fields)
-        except IntegrityError:
-            raise StaleSave(_fresh(assignment)) from None
-    else:
-        # A conditional update claims the save: of two racing tabs, exactly one matches.
-        claimed = Annotation.objects.filter(pk=annotation.pk, version=base_version).update(
-            version=F("version") + 1, updated_at=timezone.now(), **fields
-        )
-        if not claimed:
-            raise StaleSave(_fresh(assignment))
-        annotation.refresh_from_db()
-    AnnotationRevision.objects.create(
-        annotation=annotation,
-        version=annotation.version,
-        slots=slots,
-        residue=explication.residue,
-        notes=explication.notes,
-        flags=flags,
-        kept_prefill=kept,
-        time_spent_ms=fields["time_spent_ms"],
-        created_by=user,
-    )
-    Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.DONE)
+            else:
+                # A conditional update claims the save: of two racing tabs, exactly one matches.
+                now = timezone.now()
+                claimed = Annotation.objects.filter(pk=annotation.pk, version=base_version).update(
+                    version=F("version") + 1, updated_at=now, **fields
+                )
+                if not claimed:
+                    raise _Lost
+                # what the update wrote, without reading it back
+                for name, value in fields.items():
+                    setattr(annotation, name, value)
+                annotation.version, annotation.updated_at = base_version + 1, now
+            AnnotationRevision.objects.create(
+                annotation=annotation,
+                version=annotation.version,
+                slots=slots,
+                residue=explication.residue,
+                notes=explication.notes,
+                flags=flags,
+                kept_prefill=kept,
+                time_spent_ms=fields["time_spent_ms"],
+                created_by=user,
+            )
+            Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.DONE)
+            round_changed(assignment.round_id)
+    except (IntegrityError, _Lost):
+        raise StaleSave(_fresh(assignment)) from None
     assignment.status = Assignment.Status.DONE
-    round_changed(assignment.round_id)
     return annotation
 
 
-def _fresh(assignment: Assignment) -> Annotation:
-    return Annotation.objects.get(assignment=assignment)
+class _Lost(Exception):
+    """A conditional update that matched no row: another save came first."""
+
+
+def _fresh(assignment: Assignment) -> Annotation | None:
+    """The annotation as it is now (after a refused save), or None when it has none."""
+    return Annotation.objects.filter(assignment=assignment).first()
 
 
 def assignment_skip(*, assignment: Assignment, user: AbstractBaseUser) -> None:
