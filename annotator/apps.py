@@ -1,5 +1,5 @@
 from django.apps import AppConfig
-from django.db.models.signals import post_migrate
+from django.db.models.signals import post_delete, post_migrate, post_save
 
 
 def _forget_cached_versions(**kwargs) -> None:
@@ -18,3 +18,10 @@ class AnnotatorConfig(AppConfig):
 
     def ready(self) -> None:
         post_migrate.connect(_forget_cached_versions, sender=self, dispatch_uid="annotator-forget-cache")
+        from django.contrib.auth import get_user_model
+
+        from annotator.auth import forget_saved_user
+
+        user = get_user_model()
+        post_save.connect(forget_saved_user, sender=user, dispatch_uid="annotator-forget-saved-user")
+        post_delete.connect(forget_saved_user, sender=user, dispatch_uid="annotator-forget-deleted-user")

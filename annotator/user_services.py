@@ -105,6 +105,6 @@ def user_active_set(*, user: User, active: bool, by: AbstractBaseUser) -> User:
     """Deactivate (the user can no longer log in; their work is kept) or reactivate a user."""
     if user.pk == by.pk and not active:
         raise UserError("is_active", "you cannot deactivate yourself")
-    User.objects.filter(pk=user.pk).update(is_active=active)
     user.is_active = active
+    user.save(update_fields=["is_active"])  # post_save: the cached session user is forgotten
     return user

@@ -133,3 +133,6 @@ def warm_up(annotators: list[Annotator], rounds: int = 3) -> None:
             thread.start()
         for thread in threads:
             thread.join()
+    tally = annotators[0].tally if annotators else None
+    if tally and (tally.unexpected or tally.failed):  # e.g. sessions the server does not accept
+        raise RuntimeError(f"the warm-up's requests failed: {(tally.failed + tally.unexpected)[:3]}")

@@ -32,8 +32,10 @@ def populate(users: int, per_user: int) -> dict[str, Any]:
     """``users`` annotators with ``per_user`` assignments each in one prefilled round, and a
     session for each. Printed as JSON for the client."""
     _django()
+    from importlib import import_module
+
+    from django.conf import settings
     from django.contrib.auth.models import Group, User
-    from django.contrib.sessions.backends.db import SessionStore
     from django.db import transaction
 
     from annotator.models import Assignment, Item, ItemSet, ItemSetMember, ParserPrediction, Round
@@ -83,9 +85,9 @@ def populate(users: int, per_user: int) -> dict[str, Any]:
         )
     sessions = {}
     for person in people:
-        session = SessionStore()
+        session = import_module(settings.SESSION_ENGINE).SessionStore()  # as login() makes one
         session["_auth_user_id"] = str(person.pk)
-        session["_auth_user_backend"] = "django.contrib.auth.backends.ModelBackend"
+        session["_auth_user_backend"] = settings.AUTHENTICATION_BACKENDS[0]  # as login() stores it
         session["_auth_user_hash"] = person.get_session_auth_hash()
         session.create()
         sessions[person.username] = session.session_key

@@ -122,6 +122,9 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
+# Django's ModelBackend, with the session's user read from the cache (annotator.auth says why).
+AUTHENTICATION_BACKENDS = ["annotator.auth.CachedModelBackend"]
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"

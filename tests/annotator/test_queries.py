@@ -40,6 +40,9 @@ def test_queue_annotation_page_and_api_list_do_not_grow_with_the_data(client, an
         assignments = list(Assignment.objects.filter(round=round_, annotator=annotator))
         for a in assignments[:3]:
             annotation_submit(assignment=a, user=annotator, values=PRED, base_version=0)
+        client.get(
+            reverse("queue")
+        )  # the session's user into the cache (annotator.auth), as on any later request
         figures.append(
             (
                 count(client, reverse("queue")),
