@@ -378,12 +378,8 @@ def figures_of(result: dict[str, Any]) -> list[dict]:
         figure(f"app CPU per request, database apart ({kind})", result["server_cpu_ms_per_request"], "ms")
     )
     if result["database_cpu_ms_per_request"]:
-        out.append(
-            figure(f"database CPU per request ({kind})", result["database_cpu_ms_per_request"], "ms")
-        )
-    out.append(
-        figure(f"load client CPU per request ({kind})", result["client_cpu_ms_per_request"], "ms")
-    )
+        out.append(figure(f"database CPU per request ({kind})", result["database_cpu_ms_per_request"], "ms"))
+    out.append(figure(f"load client CPU per request ({kind})", result["client_cpu_ms_per_request"], "ms"))
     out.append(figure(f"all requests p50 ({kind})", round(result["all"]["p50"], 1), "ms"))
     out.append(figure(f"all requests p95 ({kind})", round(result["all"]["p95"], 1), "ms"))
     out.append(

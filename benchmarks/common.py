@@ -28,6 +28,22 @@ def pride_slots() -> dict[str, str]:
     ).slots()
 
 
+def session_for(user: Any) -> str:
+    """The key of a logged-in session for ``user``, made directly (no password to hash) as
+    Django's login() makes one: the configured session engine and authentication backend. Call it
+    with Django set up."""
+    from importlib import import_module
+
+    from django.conf import settings
+
+    session = import_module(settings.SESSION_ENGINE).SessionStore()
+    session["_auth_user_id"] = str(user.pk)
+    session["_auth_user_backend"] = settings.AUTHENTICATION_BACKENDS[0]
+    session["_auth_user_hash"] = user.get_session_auth_hash()
+    session.create()
+    return session.session_key
+
+
 def timed(fn: Callable[[], Any], *, repeat: int = 5, warmup: int = 1) -> tuple[float, Any]:
     """Median wall-clock seconds over ``repeat`` runs after ``warmup`` runs, and the last result."""
     result = None

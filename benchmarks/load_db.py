@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import pride_slots  # noqa: E402
+from benchmarks.common import pride_slots, session_for  # noqa: E402
 
 ROUND = "load"
 
@@ -32,9 +32,6 @@ def populate(users: int, per_user: int) -> dict[str, Any]:
     """``users`` annotators with ``per_user`` assignments each in one prefilled round, and a
     session for each. Printed as JSON for the client."""
     _django()
-    from importlib import import_module
-
-    from django.conf import settings
     from django.contrib.auth.models import Group, User
     from django.db import transaction
 
@@ -83,14 +80,7 @@ def populate(users: int, per_user: int) -> dict[str, Any]:
             prefill_parser="load",
             annotators_per_item=per_item,
         )
-    sessions = {}
-    for person in people:
-        session = import_module(settings.SESSION_ENGINE).SessionStore()  # as login() makes one
-        session["_auth_user_id"] = str(person.pk)
-        session["_auth_user_backend"] = settings.AUTHENTICATION_BACKENDS[0]  # as login() stores it
-        session["_auth_user_hash"] = person.get_session_auth_hash()
-        session.create()
-        sessions[person.username] = session.session_key
+    sessions = {person.username: session_for(person) for person in people}
     return {
         "sessions": sessions,
         "assignments": Assignment.objects.filter(round__name=ROUND).count(),

@@ -24,13 +24,12 @@ import django  # noqa: E402
 django.setup()
 
 from django.contrib.auth.models import Group, User  # noqa: E402
-from django.contrib.sessions.backends.db import SessionStore  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
 
 from annotator.imports import items_import  # noqa: E402
 from annotator.models import Assignment, Item, ItemSet, ItemSetMember, ParserPrediction, Round  # noqa: E402
 from annotator.services import round_create  # noqa: E402
-from benchmarks.common import pride_slots  # noqa: E402
+from benchmarks.common import pride_slots, session_for  # noqa: E402
 
 SPLITS = ("train", "val", "test")
 PRED = pride_slots()
@@ -107,11 +106,7 @@ def populate(n_items: int, n_annotators: int) -> dict:
             mode=Round.Mode.PREFILLED,
             prefill_parser="bench",
         )
-    session = SessionStore()
-    session["_auth_user_id"] = str(users[0].pk)
-    session["_auth_user_backend"] = "django.contrib.auth.backends.ModelBackend"
-    session["_auth_user_hash"] = users[0].get_session_auth_hash()
-    session.create()
+    session_key = session_for(users[0])
     pending = list(
         Assignment.objects.filter(round=round_, annotator=users[0])
         .order_by("position")
@@ -122,7 +117,7 @@ def populate(n_items: int, n_annotators: int) -> dict:
         "items": len(ids),
         "assignments": Assignment.objects.filter(round=round_).count(),
         "annotators": n_annotators,
-        "session": session.session_key,
+        "session": session_key,
         "assignment_ids": pending[:2000],
         "vendor": connection.vendor,
     }
