@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from django.http import QueryDict
@@ -76,6 +77,13 @@ def fields_built_once(serializer: type[serializers.ModelSerializer]) -> type[ser
     built = type(serializer.__name__, (serializers.Serializer,), {**namespace, **methods, **fields})
     built.__doc__ = serializer.__doc__
     built._declared_fields = fields  # in the serializer's order, not the fields' creation order
+
+    def get_fields(self: serializers.Serializer) -> dict[str, serializers.Field]:
+        # A shallow copy each, not DRF's deepcopy (which builds every field again): binding sets
+        # only the copy's own attributes, and an output serializer changes nothing else of a field.
+        return {name: copy.copy(field) for name, field in fields.items()}
+
+    built.get_fields = get_fields
     return built
 
 

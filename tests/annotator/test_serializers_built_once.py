@@ -42,6 +42,10 @@ def test_it_answers_as_the_model_serializer_with_each_instances_own_context(pref
         assert built["marker"] == f"{marker}-{obj.pk}"
     both = AssignmentBuiltOut([a, b], many=True, context={"marker": "z"}).data
     assert [row["status"] for row in both] == ["done", "pending"]
+    # each instance binds copies: the fields built once stay unbound
+    assert all(
+        f.parent is None and f.field_name is None for f in AssignmentBuiltOut._declared_fields.values()
+    )
 
 
 def test_the_api_documents_the_built_serializers_as_their_models(settings):
