@@ -10,7 +10,7 @@ Set-up, each database fresh: migrate; the annotators, each with a logged-in sess
 in the database (no password hashing) and more assignments of one prefilled round than they can do
 in the time (two annotators per item, a parser's prediction as prefill). The server: `serve` with
 the production settings (DEBUG off, ALLOWED_HOSTS, SECURE_SSL_REDIRECT=0 as there is no TLS proxy
-on loopback), `--workers` gunicorn sync workers (default 2 x cores + 1, as `serve` picks), the pool
+on loopback), `--workers` gunicorn sync workers (default cores + 1, as `serve` picks), the pool
 at its default bound of 4 connections a process; every worker has answered a few requests before
 the clock starts. Also reported: the server's CPU time per request (its processes only, the
 database apart), which a busy machine changes less than the latencies, and the load average.
@@ -66,8 +66,10 @@ POOL_MAX = 4  # NSM_DB_POOL_MAX for the server (the production default)
 
 
 def default_workers() -> int:
-    """gunicorn's own advice, 2 x cores + 1, as `serve` picks it (5 on this 2-core machine)."""
-    return min(2 * (os.cpu_count() or 1) + 1, 8)
+    """As `serve` picks them: cores + 1 (3 on this 2-core machine; its docstring has the figures)."""
+    from jobs.management.commands.serve import default_web_workers
+
+    return default_web_workers()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -463,7 +465,7 @@ def main() -> int:
     parser.add_argument("--users", type=int, default=50, help="annotators at once (default 50)")
     parser.add_argument("--seconds", type=float, default=60, help="how long they work (default 60)")
     parser.add_argument(
-        "--workers", type=int, default=default_workers(), help="gunicorn workers (default 2 x cores + 1)"
+        "--workers", type=int, default=default_workers(), help="gunicorn workers (as serve: cores + 1)"
     )
     parser.add_argument(
         "--database-url",
