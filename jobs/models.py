@@ -130,7 +130,11 @@ class Job(models.Model):
 
     @property
     def percent(self) -> int:
-        return 100 if not self.total else int(100 * self.done / self.total)
+        """Share done; a job with nothing counted yet is at 0 until it is done (a finished job
+        that had nothing to do is at 100)."""
+        if not self.total:
+            return 100 if self.status == self.Status.DONE else 0
+        return int(100 * self.done / self.total)
 
     @property
     def parsed(self) -> int:

@@ -229,3 +229,15 @@ def test_only_admins_may_use_the_jobs_api(client, request, gold_round, who):
                 reverse("api_export_download", args=[export.pk])):  # fmt: skip
         assert client.get(url).status_code == (403 if who else 401), url
     assert not Job.objects.exists()
+
+
+def test_a_queued_job_not_yet_counted_is_at_0_percent_not_100(api, gold_round):
+    job = Job.objects.get(pk=api.post_json("api_job_rawexport", {"round": gold_round.pk}).json()["id"])
+    body = api.get(reverse("api_job", args=[job.pk])).json()
+    assert (body["status"], body["total"], body["percent"]) == ("queued", 0, 0)
+    job_run(job.pk)
+    body = api.get(reverse("api_job", args=[job.pk])).json()
+    assert body["status"] == "done" and body["percent"] == 100
+    # a finished job that had nothing to do is all done
+    Job.objects.filter(pk=job.pk).update(total=0, done=0)
+    assert api.get(reverse("api_job", args=[job.pk])).json()["percent"] == 100
