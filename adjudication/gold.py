@@ -137,6 +137,8 @@ def convention_vote(*, user, convention: Convention, approve: bool, comment: str
                 )
             status = Convention.Status.ACCEPTED if accepted else Convention.Status.REJECTED
             Convention.objects.filter(pk=convention.pk).update(status=status, decided_at=timezone.now())
+            if not accepted:
+                _unmark(convention)
     convention.refresh_from_db()
     return convention
 
@@ -148,9 +150,16 @@ def convention_withdraw(*, user, convention: Convention) -> Convention:
         raise AdjudicationConflict(
             f"{convention.label} is {convention.status}; only a proposed one can be withdrawn"
         )
-    Convention.objects.filter(pk=convention.pk).update(
-        status=Convention.Status.WITHDRAWN, decided_at=timezone.now()
-    )
+    with transaction.atomic():
+        # conditional: a revision decided meanwhile keeps its status and its review marks
+        withdrawn = Convention.objects.filter(pk=convention.pk, status=Convention.Status.PROPOSED).update(
+            status=Convention.Status.WITHDRAWN, decided_at=timezone.now()
+        )
+        if not withdrawn:
+            raise AdjudicationConflict(
+                f"{convention.label} was decided meanwhile; it can no longer be withdrawn"
+            )
+        _unmark(convention)
     convention.refresh_from_db()
     return convention
 
@@ -178,9 +187,10 @@ def convention_revise(*, user, convention: Convention, chosen: str, rule: str) -
         flagged = []
         for gold in GoldItem.objects.filter(round=convention.round).prefetch_related("construals"):
             if any(_set_by(c, convention.number) for c in gold.construals.all()):
-                flagged.append(gold.pk)
-        reason = f"C{convention.number} revised to v{revision.version}"
-        GoldItem.objects.filter(pk__in=flagged).update(needs_review=True, review_reason=reason)
+                earlier = _reasons(gold.review_reason) if gold.needs_review else []
+                parts = [*earlier, _revision_reason(revision)]
+                flagged.append(GoldItem(pk=gold.pk, needs_review=True, review_reason=_reason(parts)))
+        rows_update(GoldItem, ["needs_review", "review_reason"], flagged)
     return revision
 
 
@@ -188,6 +198,26 @@ def _set_by(construal: GoldConstrual, number: int) -> bool:
     return any(
         p.get("source") == CONVENTION and p.get("convention") == number for p in construal.provenance.values()
     )
+
+
+def _revision_reason(revision: Convention) -> str:
+    return f"C{revision.number} revised to v{revision.version}"
+
+
+def _unmark(revision: Convention) -> None:
+    """Take back the review marks a proposed revision set (it was withdrawn or rejected: the
+    accepted version stands). Records marked for other reasons as well keep those."""
+    part = _revision_reason(revision)
+    marked = GoldItem.objects.filter(
+        round=revision.round_id, needs_review=True, review_reason__contains=part
+    ).values_list("pk", "review_reason")
+    updated = []
+    for pk, reason in marked:
+        parts = _reasons(reason)
+        if part in parts:
+            rest = [p for p in parts if p != part]
+            updated.append(GoldItem(pk=pk, needs_review=bool(rest), review_reason=_reason(rest)))
+    rows_update(GoldItem, ["needs_review", "review_reason"], updated)
 
 
 # Gold records ------------------------------------------------------------------------------------

@@ -5,13 +5,18 @@ revision takes back its own marks and no others. Through the services, the pages
 
 from __future__ import annotations
 
+import pytest
 from django.urls import reverse
 
 from adjudication.gold import (
+    convention_apply,
+    convention_revise,
+    convention_vote,
+    convention_withdraw,
     gold_resolve,
     gold_sync,
 )
-from adjudication.models import GoldItem
+from adjudication.models import Convention, GoldItem
 from annotator.models import Annotation, Assignment
 from annotator.services import annotation_submit
 from tests.adjudication.api_checks import conforms
@@ -149,3 +154,82 @@ def test_records_opened_before_the_marker_was_kept_get_the_versions_they_were_op
     assert markers["t4-0"][bob] == 1 and all(len(m) == 2 for m in markers.values())
     gold_sync(gold_round)
     assert flagged(gold_round) == {"t4-0": "bob revised their annotation to v2"}
+
+
+# A proposed revision of a convention withdrawn or rejected -----------------------------------------
+
+
+def test_withdrawing_a_revision_unmarks_what_it_marked(submitted, accepted, adjudicator, other_adjudicator):
+    gold_sync(submitted)
+    convention_apply(user=adjudicator, convention=accepted)
+    revision = convention_revise(
+        user=other_adjudicator, convention=accepted, chosen="someone-else", rule="the other's act wins"
+    )
+    assert flagged(submitted) == {"t1-0": "C1 revised to v2", "t2-0": "C1 revised to v2"}
+    convention_withdraw(user=other_adjudicator, convention=revision)
+    assert flagged(submitted) == {}
+
+
+@pytest.fixture
+def revised(submitted, accepted, adjudicator, other_adjudicator, other_annotator):
+    """C1 v1 applied (t1-0 and t2-0), bob's annotation of t2-0 revised since, then C1 v2 proposed
+    by dave: t1-0 marked for the convention, t2-0 for both."""
+    gold_sync(submitted)
+    convention_apply(user=adjudicator, convention=accepted)
+    revise(submitted, other_annotator, "t2-0", body="yes")
+    gold_sync(submitted)
+    revision = convention_revise(
+        user=other_adjudicator, convention=accepted, chosen="someone-else", rule="the other's act wins"
+    )
+    assert flagged(submitted) == {
+        "t1-0": "C1 revised to v2",
+        "t2-0": "bob revised their annotation to v2; C1 revised to v2",
+    }
+    return revision
+
+
+def test_withdrawing_a_revision_takes_back_its_marks_and_no_others(
+    submitted, accepted, other_adjudicator, revised
+):
+    convention_withdraw(user=other_adjudicator, convention=revised)
+    assert flagged(submitted) == {"t2-0": "bob revised their annotation to v2"}
+    accepted.refresh_from_db()
+    assert accepted.status == "accepted"
+
+
+def test_a_revision_rejected_by_the_vote_takes_back_its_marks(
+    submitted, accepted, adjudicator, other_adjudicator, revised
+):
+    for user in (adjudicator, other_adjudicator):
+        revised = convention_vote(user=user, convention=revised, approve=False)
+    assert revised.status == "rejected"
+    assert flagged(submitted) == {"t2-0": "bob revised their annotation to v2"}
+    accepted.refresh_from_db()
+    assert accepted.status == "accepted"
+
+
+def test_an_accepted_revision_keeps_its_marks(submitted, adjudicator, other_adjudicator, revised):
+    for user in (adjudicator, other_adjudicator):
+        revised = convention_vote(user=user, convention=revised, approve=True)
+    assert revised.status == "accepted"
+    assert set(flagged(submitted)) == {"t1-0", "t2-0"}
+
+
+def test_withdrawing_a_revision_through_the_page(client, submitted, other_adjudicator, revised):
+    client.force_login(other_adjudicator)
+    response = client.post(reverse("convention_withdraw", args=[revised.pk]))
+    assert response.status_code == 302
+    assert Convention.objects.get(pk=revised.pk).status == "withdrawn"
+    page = client.get(reverse("gold_list", args=[submitted.pk]), {"status": "review"}).content.decode()
+    assert page.count("to review</span>") == 1 and "C1 revised to v2" not in page
+    assert flagged(submitted) == {"t2-0": "bob revised their annotation to v2"}
+
+
+def test_withdrawing_a_revision_through_the_api(openapi, api, submitted, other_adjudicator, revised):
+    api.force_login(other_adjudicator)
+    response = api.post(reverse("api_convention_withdraw", args=[revised.pk]))
+    assert response.status_code == 200 and conforms(openapi, response)["status"] == "withdrawn"
+    listed = conforms(openapi, api.get(reverse("api_gold", args=[submitted.pk]), {"status": "review"}))
+    assert [(r["source_id"], r["review_reason"]) for r in listed["results"]] == [
+        ("t2-0", "bob revised their annotation to v2")
+    ]
