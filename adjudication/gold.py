@@ -208,9 +208,11 @@ def _unmark(revision: Convention) -> None:
     """Take back the review marks a proposed revision set (it was withdrawn or rejected: the
     accepted version stands). Records marked for other reasons as well keep those."""
     part = _revision_reason(revision)
-    marked = GoldItem.objects.filter(
-        round=revision.round_id, needs_review=True, review_reason__contains=part
-    ).values_list("pk", "review_reason")
+    marked = (
+        GoldItem.objects.select_for_update()
+        .filter(round=revision.round_id, needs_review=True, review_reason__contains=part)
+        .values_list("pk", "review_reason")
+    )
     updated = []
     for pk, reason in marked:
         parts = _reasons(reason)
@@ -232,7 +234,7 @@ def gold_sync(round_: Round) -> int:
 
     It does the work once per version of the round's annotations (only a new submission can open
     a record or change what one was built from)."""
-    synced_key = f"nsm:gold-synced:{round_.pk}"
+    synced_key = _synced_key(round_.pk)
     version = round_version(round_.pk, round_signature)
     if cache.get(synced_key) == version:
         return 0
@@ -249,14 +251,13 @@ def gold_sync(round_: Round) -> int:
         )
     )
     existing = GoldItem.objects.filter(item_id__in=data.item_ids.tolist()).values_list(
-        "pk", "item_id", "round_id", "annotations_seen", "review_reason"
+        "pk", "item_id", "round_id", "annotations_seen"
     )
     have, revised = set(), []
-    for pk, item_id, round_id, before, reason in existing:
+    for pk, item_id, round_id, before in existing:
         have.add(item_id)
-        now = seen_now.get(item_id, {})
-        if round_id == round_.pk and now != before:
-            revised.append((pk, before, now, reason))
+        if round_id == round_.pk and _changed(seen_now, item_id, before):
+            revised.append(pk)
     table = data.table
     present = table >= 0
     counted = present.sum(axis=1)  # (items, slots): coders who gave a value
@@ -279,7 +280,10 @@ def gold_sync(round_: Round) -> int:
             done = all(v is not None for v in slots.values())
             golds.append(GoldItem(item_id=item_id, round=round_, status="resolved" if done else "open"))
             rows.append((slots, provenance))
-        _mark_revised(revised)
+        _mark_revised(revised, seen_now)
+        if revised:  # the count gold_revised keeps is of the markers before: forget it now and at commit
+            cache.delete(_revised_key(round_.pk))
+            transaction.on_commit(lambda: cache.delete(_revised_key(round_.pk)))
         # adjudication.queries.rows_insert says why these are not bulk_create
         now = timezone.now()
         rows_insert(
@@ -315,6 +319,39 @@ def gold_sync(round_: Round) -> int:
     return created
 
 
+def _synced_key(round_id: int) -> str:
+    return f"nsm:gold-synced:{round_id}"
+
+
+def gold_revised(round_: Round) -> int:
+    """How many gold records of the round ``gold_sync`` would mark for review now, their
+    annotations revised since it last checked them. It only reads (a page shows it with the
+    button that syncs), once per version of the round's annotations; none once ``gold_sync`` has
+    seen this version."""
+    version = round_version(round_.pk, round_signature)
+    if cache.get(_synced_key(round_.pk)) == version:
+        return 0
+    key = _revised_key(round_.pk)
+    found = cache.get(key)
+    if found is not None and found[0] == version:
+        return found[1]
+    seen_now = _annotation_versions(round_)
+    markers = GoldItem.objects.filter(round=round_).values_list("item_id", "annotations_seen")
+    count = sum(1 for item_id, before in markers if _changed(seen_now, item_id, before))
+    cache.set(key, (version, count), timeout=None)
+    return count
+
+
+def _revised_key(round_id: int) -> str:
+    return f"nsm:gold-revised:{round_id}"
+
+
+def _changed(seen_now: dict[int, dict[str, int]], item_id: int, before: dict[str, int]) -> bool:
+    """Whether the item's submitted annotations differ from those its gold record last saw (an
+    item with none submitted now is not gold_sync's to check)."""
+    return item_id in seen_now and seen_now[item_id] != before
+
+
 def _annotation_versions(round_: Round) -> dict[int, dict[str, int]]:
     """item id -> {annotator id: version} of the round's submitted annotations (one query)."""
     out: dict[int, dict[str, int]] = {}
@@ -328,17 +365,25 @@ def _annotation_versions(round_: Round) -> dict[int, dict[str, int]]:
     return out
 
 
-def _mark_revised(revised: list[tuple[int, dict[str, int], dict[str, int], str]]) -> None:
-    """Mark for review the records (pk, annotations seen, annotations now, review reason) whose
-    annotations changed, naming each annotator who changed theirs; each now refers to the
-    annotations as they stand. A reason about the same annotator replaces the older one."""
-    if not revised:
+def _mark_revised(pks: list[int], seen_now: dict[int, dict[str, int]]) -> None:
+    """Mark for review the records whose annotations changed, naming each annotator who changed
+    theirs (a reason about the same annotator replaces the older one); each now refers to the
+    annotations as they stand. Read again under a lock, so a mark set meanwhile is kept."""
+    if not pks:
         return
-    ids = {int(a) for _, before, now, _ in revised for a in {*before, *now}}
+    rows = list(
+        GoldItem.objects.select_for_update()
+        .filter(pk__in=pks)
+        .values_list("pk", "item_id", "annotations_seen", "needs_review", "review_reason")
+    )
+    ids = {int(a) for _, item_id, before, _, _ in rows for a in {*before, *seen_now.get(item_id, {})}}
     names = dict(get_user_model().objects.filter(pk__in=ids).values_list("pk", "username"))
     updated = []
-    for pk, before, now, reason in revised:
-        parts = _reasons(reason)
+    for pk, item_id, before, needs_review, reason in rows:
+        now = seen_now.get(item_id, {})
+        if now == before:
+            continue  # another sync got there first
+        parts = _reasons(reason) if needs_review else []
         for annotator in sorted({*before, *now}, key=lambda a: names.get(int(a), a)):
             if before.get(annotator) == now.get(annotator):
                 continue

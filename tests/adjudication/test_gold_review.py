@@ -136,6 +136,28 @@ def test_the_revision_shows_on_the_gold_list_page_until_resolved_again(
     assert "to review</span>" not in page
 
 
+def test_the_gold_list_offers_to_mark_revised_records_and_a_get_marks_nothing(
+    client, gold_round, adjudicator, admin_user, other_annotator
+):
+    url = reverse("gold_list", args=[gold_round.pk])
+    client.force_login(adjudicator)
+    assert 'id="gold-review-button"' not in client.get(url).content.decode()
+    revise(gold_round, other_annotator, "t4-0", body="yes")
+    page = client.get(url).content.decode()
+    assert "<strong>1 gold record</strong> was built from annotations revised since" in page
+    assert 'id="gold-review-button"' in page and 'id="gold-open-button"' not in page
+    assert flagged(gold_round) == {}  # the page only counts them
+
+    client.force_login(admin_user)  # admins read the notice and press the button too, as for opening
+    assert 'id="gold-review-button"' in client.get(url).content.decode()
+    client.force_login(adjudicator)
+    response = client.post(reverse("gold_open", args=[gold_round.pk]), {"next": url}, follow=True)
+    page = response.content.decode()
+    assert "0 gold records opened; 1 marked for review (its annotations were revised)." in page
+    assert 'id="gold-review-button"' not in page
+    assert flagged(gold_round) == {"t4-0": "bob revised their annotation to v2"}
+
+
 def test_records_opened_before_the_marker_was_kept_get_the_versions_they_were_opened_with(
     gold_round, other_annotator
 ):
