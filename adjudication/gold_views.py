@@ -29,6 +29,7 @@ from adjudication.gold import (
     convention_vote,
     convention_withdraw,
     gold_resolve,
+    gold_revised,
     gold_sync,
 )
 from adjudication.gold_preview import gold_preview
@@ -234,6 +235,7 @@ def gold_list(request: HttpRequest, round_id: int) -> HttpResponse:
         "source": data.get("source") or "",
         "labels": labels,
         "awaiting": gold_awaiting(round_),
+        "revised": gold_revised(round_),
         "submissions": None if round_analysis(round_).data.coders else round_submissions(round_),
         "training_refused": training_refusal(round_) if resolved else "",
     }
@@ -243,12 +245,18 @@ def gold_list(request: HttpRequest, round_id: int) -> HttpResponse:
 @require_POST
 @require_role(ADJUDICATOR, ADMIN)
 def gold_open(request: HttpRequest, round_id: int) -> HttpResponse:
-    """Open gold records for the items whose annotations are all in (the button the gold pages
-    show), then back to the page it was pressed on."""
+    """Open gold records for the items whose annotations are all in, and mark for review those
+    whose annotations were revised since (the button the gold pages show), then back to the page
+    it was pressed on."""
     round_ = get_object_or_404(Round, pk=round_id)
     form = GoldOpenForm(request.POST)
+    revised = gold_revised(round_)
     opened = gold_sync(round_)
-    messages.success(request, f"{opened} gold record{'s' if opened != 1 else ''} opened.")
+    message = f"{opened} gold record{'s' if opened != 1 else ''} opened"
+    if revised:
+        its = "its annotations were" if revised == 1 else "their annotations were"
+        message += f"; {revised} marked for review ({its} revised)"
+    messages.success(request, f"{message}.")
     return redirect(form.next_url(round_))
 
 

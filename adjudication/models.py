@@ -86,6 +86,13 @@ class GoldItem(models.Model):
     needs_review = models.BooleanField(default=False)
     review_reason = models.CharField(max_length=300, blank=True)
     pivotal_slots = models.JSONField(default=list, blank=True, help_text="slots where two construals differ")
+    # gold_sync compares it with the annotations as they stand: a difference marks the record for
+    # review, naming who revised, and becomes the new reference
+    annotations_seen = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="annotator id -> version of each annotation of the item, as gold_sync last saw it",
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
