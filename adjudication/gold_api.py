@@ -41,6 +41,7 @@ from adjudication.gold import (
     AdjudicationError,
     StaleGold,
     gold_resolve,
+    gold_revised,
     gold_sync,
     gold_version,
 )
@@ -198,6 +199,9 @@ class GoldPageOut(serializers.Serializer):
     total = serializers.IntegerField(help_text="the round's gold records")
     resolved = serializers.IntegerField()
     awaiting = serializers.IntegerField(help_text="items ready for a record not opened yet")
+    revised = serializers.IntegerField(
+        help_text="records built from annotations revised since: POST open/ marks them for review"
+    )
     results = GoldOut(many=True)
 
 
@@ -240,6 +244,7 @@ class GoldList(_View):
             "total": rows.count(),
             "resolved": rows.filter(status=GoldItem.Status.RESOLVED).count(),
             "awaiting": gold_awaiting(round_),
+            "revised": gold_revised(round_),
             "results": page,
         }
         return Response(GoldPageOut(doc).data)
@@ -247,6 +252,7 @@ class GoldList(_View):
 
 class OpenedOut(serializers.Serializer):
     opened = serializers.IntegerField(help_text="gold records opened now")
+    marked = serializers.IntegerField(help_text="records marked for review now (annotations revised)")
     awaiting = serializers.IntegerField(help_text="items still waiting (their annotations are not all in)")
 
 
@@ -257,12 +263,15 @@ class GoldOpen(_View):
         request=None,
         responses={200: OpenedOut, **_errors(401, 403, 404)},
         description="Open a gold record for every item whose annotations are all in (the gold pages' "
-        "button): unanimous slots filled, an item whose slots all agree resolved at once.",
+        "button): unanimous slots filled, an item whose slots all agree resolved at once; and mark for "
+        "review the records whose annotations were revised since they were built.",
     )
     def post(self, request: Request, round_id: int) -> Response:
         round_ = get_object_or_404(Round, pk=round_id)
+        marked = gold_revised(round_)  # what the sync is about to mark (the page's button says it alike)
         opened = gold_sync(round_)
-        return Response(OpenedOut({"opened": opened, "awaiting": gold_awaiting(round_)}).data)
+        doc = {"opened": opened, "marked": marked, "awaiting": gold_awaiting(round_)}
+        return Response(OpenedOut(doc).data)
 
 
 class GoldDetail(_View):

@@ -107,8 +107,13 @@ def test_the_annotators_revision_through_the_api_shows_in_the_gold_api_once_open
     assert response.status_code == 200 and Annotation.objects.get(assignment=a).version == 2
 
     api.force_login(adjudicator)
+    # as the gold list page says it: how many records were built from annotations revised since
+    before = conforms(openapi, api.get(reverse("api_gold", args=[gold_round.pk])))
+    assert before["revised"] == 1 and flagged(gold_round) == {}  # a GET marks nothing
     opened = api.post(reverse("api_gold_open", args=[gold_round.pk]))
-    assert opened.status_code == 200 and conforms(openapi, opened)["opened"] == 0
+    assert opened.status_code == 200
+    assert (conforms(openapi, opened)["opened"], opened.json()["marked"]) == (0, 1)
+    assert conforms(openapi, api.get(reverse("api_gold", args=[gold_round.pk])))["revised"] == 0
     listed = conforms(openapi, api.get(reverse("api_gold", args=[gold_round.pk]), {"status": "review"}))
     assert [(r["source_id"], r["needs_review"], r["review_reason"]) for r in listed["results"]] == [
         ("t4-0", True, "bob revised their annotation to v2")
