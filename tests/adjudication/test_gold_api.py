@@ -27,7 +27,8 @@ def test_the_gold_list_opens_nothing_and_the_open_post_does(openapi, api, adjudi
     assert not GoldItem.objects.exists()
 
     response = api.post(reverse("api_gold_open", args=[submitted.pk]))
-    assert response.status_code == 200 and conforms(openapi, response) == {"opened": 4, "marked": 0, "awaiting": 0}
+    assert response.status_code == 200
+    assert conforms(openapi, response) == {"opened": 4, "marked": 0, "awaiting": 0}
     assert GoldItem.objects.filter(round=submitted).count() == 4
     body = conforms(openapi, api.get(url))
     assert (body["count"], body["total"], body["resolved"], body["awaiting"]) == (4, 4, 1, 0)
