@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from annotator.models import Item
 from annotator.queries import items_copy, items_insert_many
@@ -408,21 +408,15 @@ def items_import(
     ``expected`` is the digest of a preview: if the rows to create are no longer the previewed
     ones (the database changed in between), nothing is written."""
     with transaction.atomic():
-        plan = _plan(data, fmt, source)
-        if plan.conflicts:
-            raise ImportFileError(plan.conflicts)
-        if expected is not None and plan.digest() != expected:
-            raise ImportFileError(
-                [
-                    ImportProblem(
-                        0,
-                        "",
-                        f"the items of {source} changed since the preview, so this file would now create "
-                        f"{len(plan.new)} items, not what you saw; preview it again",
-                    )
-                ]
-            )
-        _insert(plan.new, source)
+        plan = _checked_plan(data, fmt, source, expected)
+        try:
+            with transaction.atomic():  # a savepoint: another import may add the same rows meanwhile
+                _insert(plan.new, source)
+        except IntegrityError:
+            # It committed some of these rows between this plan and this insert: plan again, and
+            # they are present now (reused, as on a second import of the file) or conflicting.
+            plan = _checked_plan(data, fmt, source, expected)
+            _insert(plan.new, source)
     return ImportReport(
         rows=len(plan.rows),
         created=len(plan.new),
@@ -430,6 +424,24 @@ def items_import(
         source=source,
         source_ids=[r["source_id"] for r in plan.rows],
     )
+
+
+def _checked_plan(data: bytes | str, fmt: str, source: str, expected: str | None) -> _Plan:
+    plan = _plan(data, fmt, source)
+    if plan.conflicts:
+        raise ImportFileError(plan.conflicts)
+    if expected is not None and plan.digest() != expected:
+        raise ImportFileError(
+            [
+                ImportProblem(
+                    0,
+                    "",
+                    f"the items of {source} changed since the preview, so this file would now create "
+                    f"{len(plan.new)} items, not what you saw; preview it again",
+                )
+            ]
+        )
+    return plan
 
 
 ITEM_COLUMNS = ("source", "source_id", "text", "masked_text", "reference_label", "appraisals", "metadata")

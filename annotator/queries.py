@@ -31,6 +31,7 @@ def items_copy(rows: list[dict[str, Any]], source: str, columns: tuple[str, ...]
     names = ", ".join((*columns, "created_at"))
     with (
         connection.cursor() as cursor,
+        connection.wrap_database_errors,  # psycopg's own cursor: its errors as Django's (IntegrityError)
         cursor.cursor.copy(f"COPY {Item._meta.db_table} ({names}) FROM STDIN") as copy,
     ):
         for row in rows:
@@ -72,7 +73,10 @@ def item_set_members_insert(item_set_id: int, item_ids: list[int]) -> None:
     rows = [(item_set_id, item_id, position) for position, item_id in enumerate(item_ids)]
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            with cursor.cursor.copy(f"COPY {table} (item_set_id, item_id, position) FROM STDIN") as copy:
+            with (
+                connection.wrap_database_errors,  # psycopg's own cursor: its errors as Django's
+                cursor.cursor.copy(f"COPY {table} (item_set_id, item_id, position) FROM STDIN") as copy,
+            ):
                 for row in rows:
                     copy.write_row(row)
             return

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import random
 from collections import Counter, defaultdict
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from annotator.models import Item, ItemSet, ItemSetMember
 from annotator.queries import item_set_members_insert
@@ -69,7 +70,7 @@ def item_set_draw(
     ids = draw_ids(
         list(items.values_list("id", "reference_label")), seed=seed, per_stratum=per_stratum, size=size
     )
-    item_set = ItemSet.objects.create(
+    item_set = _new_item_set(
         name=name,
         tier=tier,
         seed=seed,
@@ -84,10 +85,22 @@ def item_set_draw(
     return item_set
 
 
+def _new_item_set(**fields: Any) -> ItemSet:
+    """The ItemSet row; DrawError when the name was taken since the caller checked it (another
+    request created a set of that name at the same moment), as when it was taken before."""
+    try:
+        with transaction.atomic():
+            return ItemSet.objects.create(**fields)
+    except IntegrityError:
+        if ItemSet.objects.filter(name=fields["name"]).exists():
+            raise DrawError(f"an item set named {fields['name']!r} already exists") from None
+        raise
+
+
 @transaction.atomic
 def item_set_from_items(*, name: str, items: list[Item], tier: str = ItemSet.Tier.OTHER) -> ItemSet:
     """An item set of given items in the given order (demo data, imported passes)."""
-    item_set = ItemSet.objects.create(name=name, tier=tier, size=len(items))
+    item_set = _new_item_set(name=name, tier=tier, size=len(items))
     ItemSetMember.objects.bulk_create(
         [ItemSetMember(item_set=item_set, item=item, position=p) for p, item in enumerate(items)]
     )
@@ -117,6 +130,6 @@ def item_set_of_ids(
     missing = [] if ids_checked else [i for i in item_ids if i not in found]
     if missing:
         raise DrawError(f"no item has the id {', '.join(map(str, missing[:10]))}")
-    item_set = ItemSet.objects.create(name=name, tier=tier, size=len(item_ids), created_by=created_by)
+    item_set = _new_item_set(name=name, tier=tier, size=len(item_ids), created_by=created_by)
     item_set_members_insert(item_set.pk, item_ids)  # an import's thousands of rows, at once
     return item_set

@@ -128,16 +128,22 @@ def round_create(
         overlap = prefill_overlap(item_set=item_set, annotators=annotators)
         if overlap:
             raise RoundOverlap(overlap)
-    round_ = Round.objects.create(
-        name=name,
-        item_set=item_set,
-        mode=mode,
-        text_field=text_field,
-        annotators_per_item=annotators_per_item,
-        pass_kind=pass_kind,
-        show_routed_label=show_routed_label,
-        prefill_parser=prefill_parser if mode == Round.Mode.PREFILLED else "",
-    )
+    try:
+        with transaction.atomic():  # a savepoint: another request may take the name meanwhile
+            round_ = Round.objects.create(
+                name=name,
+                item_set=item_set,
+                mode=mode,
+                text_field=text_field,
+                annotators_per_item=annotators_per_item,
+                pass_kind=pass_kind,
+                show_routed_label=show_routed_label,
+                prefill_parser=prefill_parser if mode == Round.Mode.PREFILLED else "",
+            )
+    except IntegrityError:
+        if Round.objects.filter(name=name).exists():
+            raise RoundError(f"a round named {name!r} already exists", field="name") from None
+        raise
     round_.pool.set(annotators)
     # In turn through the pool: the i-th item to the annotators at places (i * k + j) % n, so
     # every annotator gets the same share and queue positions count up without gaps.
