@@ -14,7 +14,8 @@ from jobs.parsers import backend_choices
 from jobs.prefill import job_prefill_start
 from jobs.raw_export import FORMATS, raw_export_start
 from jobs.training import LORA_FIELDS, METHODS, TrainParams, job_train_start
-from jobs.verification import job_verify_start, verifier_setting_problem
+from jobs.verification import job_verify_start, verifier_available, verifier_setting_problem
+from nsmcore.verifier import VerifierUnavailable
 
 
 def target_choices() -> list[tuple[str, list[tuple[str, str]]]]:
@@ -97,17 +98,16 @@ class VerifyForm(TargetMixin, forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["target"].choices = target_choices()
         self.fields["parser"].initial = "lexical"
-        #: why verification is off (no usable NLI model configured), naming the setting; or None
+        #: why the configured model cannot verify, naming the setting; or None. A model given in
+        #: the form is used instead, so the form stays open.
         self.verify_off = verifier_setting_problem()
-        if self.verify_off:
-            for field in self.fields.values():
-                field.disabled = True
 
     def clean(self):
-        if self.verify_off:
-            # the form is shown disabled; a POST anyway gets the reason instead of a job
-            raise forms.ValidationError(self.verify_off)
-        return super().clean()
+        data = super().clean()
+        problem = model_problem(data.get("model", ""))
+        if problem:
+            self.add_error("model", problem)
+        return data
 
     def start(self, *, user) -> Job:
         data = self.cleaned_data
@@ -115,6 +115,16 @@ class VerifyForm(TargetMixin, forms.Form):
             user=user, **self.scope(), parser=data["parser"].strip(), model=data["model"].strip(),
             text_field=data["text_field"],
         )  # fmt: skip
+
+
+def model_problem(model: str) -> str | None:
+    """Why the NLI model given (or, empty, the configured one) cannot verify, checked without
+    loading it; None when it can."""
+    try:
+        verifier_available(model.strip())
+    except VerifierUnavailable as error:
+        return str(error)
+    return None
 
 
 class ExportForm(forms.Form):
@@ -136,14 +146,21 @@ class ExportForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        #: why verification is off (no usable NLI model configured), naming the setting; or None
+        #: why the configured model cannot verify, naming the setting; or None. Then the box starts
+        #: unticked (an export without verification); ticked, it needs a model given here.
         self.verify_off = verifier_setting_problem()
         if self.verify_off:
-            # Off and unticked: a disabled field takes its initial value whatever is posted, so
-            # the export runs without verification instead of waiting on a model that is not there.
             self.fields["verify"].initial = False
-            self.fields["verify"].disabled = True
-            self.fields["model"].disabled = True
+
+    def clean(self):
+        data = super().clean()
+        if data.get("verify"):
+            model = data.get("model", "")
+            problem = model_problem(model)
+            if problem:
+                field = "model" if model.strip() else "verify"
+                self.add_error(field, f"{problem}; or export without verification")
+        return data
 
     def start(self, *, user) -> Job:
         data = self.cleaned_data

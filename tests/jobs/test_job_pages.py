@@ -58,21 +58,24 @@ def sentiment_model(tmp_path):
     return str(build_tiny_nli(tmp_path / "sentiment", labels=("negative", "positive")))
 
 
-def test_without_a_usable_model_the_export_form_has_verify_off_and_says_why(
+def test_without_a_usable_model_the_export_form_starts_unticked_and_says_why(
     client, admin_user, gold_round, uncached_model, settings, tmp_path, django_capture_on_commit_callbacks
 ):
     settings.NSM_EXPORT_DIR = tmp_path / "exports"
     client.force_login(admin_user)
     page = client.get("/exports/").content.decode()
     box = page[page.index('name="verify"') - 40 : page.index('name="verify"') + 80]
-    assert "disabled" in box and "checked" not in box
+    assert "checked" not in box and "disabled" not in box
     assert 'id="verify-off"' in page
     assert "NSM_VERIFIER_MODEL=nobody/no-such-nli-model" in page
     assert "is not in the local Hugging Face cache and downloads are off" in page
 
-    # a browser posts no disabled field; a hand-made POST that ticks it changes nothing either
+    # ticked without a model: refused with the reason, no job; unticked: exported unverified
+    refused = client.post("/exports/", {"round": gold_round.pk, "verify": "on"})
+    assert refused.status_code == 400 and "or export without verification" in refused.content.decode()
+    assert not Job.objects.filter(kind="export").exists()
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post("/exports/", {"round": gold_round.pk, "verify": "on"})
+        response = client.post("/exports/", {"round": gold_round.pk})
     assert response.status_code == 302
     job = Job.objects.get(kind="export")
     assert job.params == {"model": "", "verify": False} and job.status == "done"
@@ -80,15 +83,14 @@ def test_without_a_usable_model_the_export_form_has_verify_off_and_says_why(
     assert "Lines exported without verification." in detail and 'id="export-download"' in detail
 
 
-def test_without_a_usable_model_the_verify_form_is_disabled_and_a_post_is_refused(
-    client, admin_user, prefilled_round, uncached_model
+def test_without_a_usable_model_the_verify_form_names_the_setting_and_takes_a_model(
+    client, admin_user, prefilled_round, uncached_model, tmp_path
 ):
     client.force_login(admin_user)
     page = client.get("/jobs/").content.decode()
     form = page[page.index('id="verify-form"') : page.index("</form>", page.index('id="verify-form"'))]
     assert form.count("NSM_VERIFIER_MODEL=nobody/no-such-nli-model") == 1
-    assert '<button type="submit" disabled>Start verification</button>' in form
-    assert 'name="target" disabled' in form and 'name="model"' in form
+    assert '<button type="submit">Start verification</button>' in form and "disabled" not in form
 
     response = client.post(
         "/jobs/verify/", {"target": f"round:{prefilled_round.pk}", "model": "", "text_field": "text"}
@@ -96,6 +98,15 @@ def test_without_a_usable_model_the_verify_form_is_disabled_and_a_post_is_refuse
     assert response.status_code == 400
     assert response.content.decode().count("NSM_VERIFIER_MODEL=nobody/no-such-nli-model") == 1
     assert not Job.objects.filter(kind="verify").exists()
+
+    folder = tmp_path / "nli"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")  # what is checked before a job exists
+    response = client.post(
+        "/jobs/verify/", {"target": f"round:{prefilled_round.pk}", "model": str(folder), "text_field": "text"}
+    )
+    assert response.status_code == 302
+    assert Job.objects.get(kind="verify").params["model"] == str(folder)
 
 
 def test_a_refused_model_folder_is_named_once_on_the_export_page(

@@ -141,9 +141,9 @@ def test_what_the_form_refuses_the_api_refuses_with_the_same_reason(api, gold_ro
     settings.NSM_VERIFIER_MODEL = "/nowhere/nli"
     response = api.post_json("api_job_verify", {"round": gold_round.pk})
     assert response.status_code == 400
-    assert "NSM_VERIFIER_MODEL=/nowhere/nli" in response.json()["non_field_errors"][0]
+    assert "NSM_VERIFIER_MODEL=/nowhere/nli" in response.json()["model"][0]
     refused = api.post_json("api_job_export", {"round": gold_round.pk})
-    assert refused.status_code == 400 and "verify false" in refused.json()["verify"][0]
+    assert refused.status_code == 400 and "without verification" in refused.json()["verify"][0]
     assert not Job.objects.exists()
     assert api.post_json("api_job_export", {"round": gold_round.pk, "verify": False}).status_code == 201
     # held-out items are the training service's refusal: a 400 with its reason, no job
@@ -241,3 +241,41 @@ def test_a_queued_job_not_yet_counted_is_at_0_percent_not_100(api, gold_round):
     # a finished job that had nothing to do is all done
     Job.objects.filter(pk=job.pk).update(total=0, done=0)
     assert api.get(reverse("api_job", args=[job.pk])).json()["percent"] == 100
+
+
+@pytest.fixture
+def no_configured_verifier(settings):
+    settings.NSM_VERIFIER_MODEL = "nobody/no-such-nli-model"  # a hub name this machine has not cached
+    settings.NSM_VERIFIER_DOWNLOAD = False
+
+
+def test_without_a_configured_verifier_a_verify_job_names_the_model_field(
+    api, gold_round, no_configured_verifier
+):
+    answer = api.post_json("api_job_verify", {"round": gold_round.pk})
+    assert answer.status_code == 400
+    assert set(answer.json()) == {"model"}  # not "round", which was given
+    assert "NSM_VERIFIER_MODEL=nobody/no-such-nli-model" in answer.json()["model"][0]
+    assert not Job.objects.exists()
+
+
+def test_without_a_configured_verifier_a_model_given_is_used(
+    api, gold_round, no_configured_verifier, tmp_path
+):
+    folder = tmp_path / "nli"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    answer = api.post_json("api_job_verify", {"round": gold_round.pk, "model": str(folder)})
+    assert answer.status_code == 201, answer.content
+    assert Job.objects.get(kind="verify").params["model"] == str(folder)
+    answer = api.post_json("api_job_export", {"round": gold_round.pk, "verify": True, "model": str(folder)})
+    assert answer.status_code == 201, answer.content
+    assert Job.objects.get(kind="export").params == {"model": str(folder), "verify": True}
+
+
+def test_without_a_configured_verifier_an_export_asked_to_verify_is_refused_naming_verify(
+    api, gold_round, no_configured_verifier
+):
+    answer = api.post_json("api_job_export", {"round": gold_round.pk})
+    assert answer.status_code == 400 and "NSM_VERIFIER_MODEL" in answer.json()["verify"][0]
+    assert api.post_json("api_job_export", {"round": gold_round.pk, "verify": False}).status_code == 201
