@@ -100,6 +100,8 @@ class ResolveForm(forms.Form):
 
     two_construals = forms.BooleanField(required=False)
     why = forms.CharField(required=False, max_length=5000)
+    # the record's version when the page was read: a save over a newer one is refused (409)
+    base_version = forms.IntegerField(required=False, min_value=0, max_value=2**31 - 1)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

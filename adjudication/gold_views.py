@@ -21,6 +21,7 @@ from adjudication.forms import GoldOpenForm, ProposeForm, ResolveForm, ReviseFor
 from adjudication.gold import (
     PREVIEW_SIZE,
     AdjudicationError,
+    StaleGold,
     acceptance_rule,
     convention_apply,
     convention_matches,
@@ -31,6 +32,7 @@ from adjudication.gold import (
     gold_resolve,
     gold_revised,
     gold_sync,
+    gold_version,
 )
 from adjudication.gold_preview import gold_preview
 from adjudication.gold_selectors import gold_awaiting
@@ -292,8 +294,14 @@ def gold_item(request: HttpRequest, round_id: int, item_id: int) -> HttpResponse
             return _gold_page(request, round_, gold, error=form_problems(form), status=400)
         values, second = form.slots()
         try:
-            why = form.cleaned_data["why"]
-            gold_resolve(user=request.user, gold=gold, values=values, second=second, why=why)
+            data = form.cleaned_data
+            gold_resolve(
+                user=request.user, gold=gold, values=values, second=second, why=data["why"],
+                base_version=data["base_version"],
+            )  # fmt: skip
+        except StaleGold as stale:
+            # another adjudicator saved first: the page shows the record as it is now, to decide again
+            return _gold_page(request, round_, gold, error=str(stale), status=409)
         except AdjudicationError as error:
             return _gold_page(request, round_, gold, error=str(error), status=400)
         messages.success(request, f"{gold.item.source_id} resolved.")
@@ -341,6 +349,7 @@ def _gold_page(
         "changes": gold_audit_trail(gold),
         "preview": preview,
         "can_act": has_role(request.user, ADJUDICATOR),
+        "version": gold_version(gold),  # what a save from this page was decided on
         "error": error,
         "why": request.POST.get("why", "") if error else "",  # the rejected form, shown again
     }
