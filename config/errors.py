@@ -3,6 +3,8 @@ the API gives (``{"detail": ...}``, config/schema.py documents it), not the site
 
 from __future__ import annotations
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 
@@ -15,3 +17,16 @@ def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     if request.path.startswith(API_PREFIX):
         return JsonResponse({"detail": "Not found."}, status=404)
     return defaults.page_not_found(request, exception)
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """A request Django refuses before any view (a body over DATA_UPLOAD_MAX_MEMORY_SIZE, a bad
+    Host): under /api/ a JSON 400 that says why; elsewhere the site's page."""
+    if not request.path.startswith(API_PREFIX):
+        return defaults.bad_request(request, exception)
+    if isinstance(exception, RequestDataTooBig):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE / 1024 / 1024
+        detail = f"the request body is larger than {limit:g} MB (a file goes as multipart: /api/imports/)"
+    else:
+        detail = "bad request"
+    return JsonResponse({"detail": detail}, status=400)

@@ -7,6 +7,7 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 handler404 = "config.errors.not_found"  # JSON under /api/, the site's page elsewhere
+handler400 = "config.errors.bad_request"  # likewise
 
 urlpatterns = [
     path("", include("annotator.urls")),

@@ -48,3 +48,22 @@ def test_the_site_has_an_icon(client):
     assert response.status_code == 301 and response["Location"].endswith("favicon.svg")
     page = client.get(reverse("login")).content.decode()
     assert 'rel="icon" href="/static/favicon.svg"' in page
+
+
+def test_an_api_body_over_the_size_limit_is_a_json_400_saying_so(
+    client, annotator, prefilled_round, settings
+):
+    """Found by an API walkthrough: a 3 MB JSON body got the site's HTML 'Bad Request' page."""
+    from annotator.models import Annotation, Assignment
+
+    client.force_login(annotator)
+    a = Assignment.objects.filter(annotator=annotator).first()
+    body = '{"notes": "' + "x" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 10) + '", "base_version": 0}'
+    response = client.post(
+        reverse("api_annotation_submit", args=[a.pk]), body, content_type="application/json"
+    )
+    assert response.status_code == 400 and response["Content-Type"] == "application/json"
+    assert "larger than 2.5 MB" in response.json()["detail"]
+    assert not Annotation.objects.exists()
+    # a page keeps the site's own answer
+    assert client.post(reverse("annotate", args=[a.pk]), body, content_type="text/plain").status_code == 400
