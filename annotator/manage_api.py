@@ -371,7 +371,10 @@ def _round_refused(error: RoundError) -> Refused:
 def _draw_refused(error: DrawError, *, name_field: str = "name") -> Refused:
     if "already exists" in str(error):
         return _conflict(name_field, str(error))
-    return Refused(status.HTTP_400_BAD_REQUEST, {"detail": str(error)})
+    body = {"detail": str(error)}
+    if error.field:
+        body[error.field] = [str(error)]  # as every other 400 names its field
+    return Refused(status.HTTP_400_BAD_REQUEST, body)
 
 
 def _create_round(data: dict[str, Any], *, name: str, item_set: ItemSet) -> Round:

@@ -14,7 +14,11 @@ from annotator.queries import item_set_members_insert
 
 
 class DrawError(ValueError):
-    pass
+    """A draw or an item set refused; ``field`` names the input at fault (the API's 400 says it)."""
+
+    def __init__(self, message: str, *, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
 
 
 def draw_ids(
@@ -36,13 +40,13 @@ def draw_ids(
         short = {label: len(ids) for label, ids in by_label.items() if len(ids) < per_stratum}
         if short:
             detail = ", ".join(f"{label} has {n}" for label, n in sorted(short.items()))
-            raise DrawError(f"not enough items for {per_stratum} per label: {detail}")
+            raise DrawError(f"not enough items for {per_stratum} per label: {detail}", field="per_stratum")
         chosen = [i for label in sorted(by_label) for i in rng.sample(by_label[label], per_stratum)]
     else:
         if size is None or size < 1:
             raise DrawError("give a size, or a number per label")
         if size > len(ordered):
-            raise DrawError(f"asked for {size} items but only {len(ordered)} are available")
+            raise DrawError(f"asked for {size} items but only {len(ordered)} are available", field="size")
         chosen = rng.sample([i for i, _ in ordered], size)
     rng.shuffle(chosen)
     return chosen
@@ -122,14 +126,14 @@ def item_set_of_ids(
     if ItemSet.objects.filter(name=name).exists():
         raise DrawError(f"an item set named {name!r} already exists")
     if not item_ids:
-        raise DrawError("an item set needs at least one item")
+        raise DrawError("an item set needs at least one item", field="item_ids")
     repeated = sorted(i for i, n in Counter(item_ids).items() if n > 1)
     if repeated:
-        raise DrawError(f"item ids repeat: {', '.join(map(str, repeated[:10]))}")
+        raise DrawError(f"item ids repeat: {', '.join(map(str, repeated[:10]))}", field="item_ids")
     found = set() if ids_checked else set(Item.objects.filter(pk__in=item_ids).values_list("pk", flat=True))
     missing = [] if ids_checked else [i for i in item_ids if i not in found]
     if missing:
-        raise DrawError(f"no item has the id {', '.join(map(str, missing[:10]))}")
+        raise DrawError(f"no item has the id {', '.join(map(str, missing[:10]))}", field="item_ids")
     item_set = _new_item_set(name=name, tier=tier, size=len(item_ids), created_by=created_by)
     item_set_members_insert(item_set.pk, item_ids)  # an import's thousands of rows, at once
     return item_set

@@ -239,8 +239,10 @@ def test_item_sets_from_ids_keep_their_order_and_draws_work_as_on_the_page(clien
     "body, status, field",
     [
         ({"name": "pick", "item_ids": [1]}, 409, "name"),
-        ({"name": "n", "item_ids": [999999]}, 400, "detail"),
-        ({"name": "n", "item_ids": ["ITEM", "ITEM"]}, 400, "detail"),
+        ({"name": "n", "item_ids": [999999]}, 400, "item_ids"),
+        ({"name": "n", "item_ids": ["ITEM", "ITEM"]}, 400, "item_ids"),
+        ({"name": "n", "seed": 1, "per_stratum": 50}, 400, "per_stratum"),
+        ({"name": "n", "seed": 1, "size": 50}, 400, "size"),
         ({"name": "n", "item_ids": []}, 400, "item_ids"),
         ({"name": "n", "item_ids": ["ITEM"], "seed": 1}, 400, "item_ids"),
         ({"name": "n", "seed": 1}, 400, "size"),
