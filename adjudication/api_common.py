@@ -207,7 +207,10 @@ def _refused(error: AdjudicationError) -> Response:
     code = (
         status.HTTP_409_CONFLICT if isinstance(error, AdjudicationConflict) else status.HTTP_400_BAD_REQUEST
     )
-    return Response({"detail": str(error)}, status=code)
+    body = {"detail": str(error)}
+    if error.field:
+        body[error.field] = [str(error)]  # as every other 400 names its field
+    return Response(body, status=code)
 
 
 def _invalid(data: serializers.Serializer) -> Response:

@@ -34,7 +34,12 @@ PREVIEW_SIZE = 200
 
 
 class AdjudicationError(ValueError):
-    """An adjudication step that cannot be taken; the message says why."""
+    """An adjudication step that cannot be taken; the message says why, and ``field`` names the
+    input at fault when one is (the API's 400 says it)."""
+
+    def __init__(self, message: str, *, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class AdjudicationConflict(AdjudicationError):
@@ -575,7 +580,9 @@ def gold_resolve(
     changed since (another resolution, a convention applied) raises StaleGold, writing nothing."""
     why = why.strip()
     if not why:
-        raise AdjudicationError("why: say why the item is resolved this way (it goes into the audit trail)")
+        raise AdjudicationError(
+            "why: say why the item is resolved this way (it goes into the audit trail)", field="why"
+        )
     _check_values_each(values)
     if second:
         _check_values_each(second)
@@ -594,7 +601,9 @@ def gold_resolve(
         provenance = {**first.provenance, **{name: mark for name in values}}
         missing = [name for name in SLOT_NAMES if slots.get(name) is None]
         if missing:
-            raise AdjudicationError(f"choose a value for every unresolved slot: {', '.join(missing)}")
+            raise AdjudicationError(
+                f"choose a value for every unresolved slot: {', '.join(missing)}", field="values"
+            )
         rule_set = active_rule_set()
         first.slots, first.provenance = slots, provenance
         for field, value in _routings([slots], rule_set)[0].items():

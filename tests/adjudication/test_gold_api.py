@@ -121,6 +121,19 @@ def test_an_adjudicator_resolves_an_item(openapi, api, adjudicator, opened):
     assert change.who == adjudicator and change.why == "the writer acts"
 
 
+def test_a_resolve_leaving_a_slot_unresolved_names_the_values_field(openapi, api, adjudicator, opened):
+    """Found by an API walkthrough: the 400 said only {"detail": ...}."""
+    gold = opened["t1-0"]  # agency is disputed, so unresolved
+    api.force_login(adjudicator)
+    body = {"values": {}, "why": "looks fine", "base_version": 1}
+    response = api.post(_resolve_url(gold), body, format="json")
+    assert response.status_code == 400
+    assert (
+        "agency" in response.json()["values"][0] and response.json()["detail"] == response.json()["values"][0]
+    )
+    assert not GoldChange.objects.filter(gold=gold, who=adjudicator).exists()
+
+
 def test_two_construals_are_kept_with_their_pivotal_slots(openapi, api, adjudicator, opened):
     gold = opened["t3-0"]
     other = "very" if PRED["intensity"] != "very" else "plain"
