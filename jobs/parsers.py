@@ -36,6 +36,21 @@ def parser_options(backend: str, model: str = "", adapter: str = "") -> dict[str
     return {}
 
 
+def parser_setting_problem(backend: str, model: str = "") -> str | None:
+    """Why the backend has nothing to run with, naming the setting (no model, no server), known
+    without loading anything; None otherwise. A prefill is refused with it before a job exists,
+    instead of failing on the worker (and again on every resume)."""
+    options = parser_options(backend, model)
+    if backend == "transformers" and not options["model"]:
+        return "no model given: give one with the job, or set NSM_PARSER_MODEL (a model name or a folder)"
+    if backend == "openai":
+        if not options["base_url"]:
+            return "no server given: set NSM_OPENAI_BASE_URL (e.g. http://127.0.0.1:8001/v1)"
+        if not options["model"]:
+            return "no model given: give one with the job, or set NSM_OPENAI_MODEL (one the server serves)"
+    return None
+
+
 def parser_build(*, backend: str, model: str = "", mode: str = "", adapter: str = "") -> Parser:
     """Raises ParserUnavailable, with the reason, when the backend cannot work."""
     options = parser_options(backend, model, adapter)

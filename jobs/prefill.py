@@ -16,7 +16,7 @@ from django.utils.html import format_html
 from annotator.models import Item, ItemSet, ItemSetMember, ParserPrediction, Round
 from jobs.kinds import JobError, JobKind, Params, job_kind_register
 from jobs.models import Job
-from jobs.parsers import parser_build
+from jobs.parsers import parser_build, parser_setting_problem
 from jobs.services import job_create, job_stopped
 from nsmcore.parsers import BACKENDS, Parser, ParserUnavailable
 
@@ -80,6 +80,9 @@ def job_prefill_start(
         overwrite=overwrite,
         adapter=adapter,
     )
+    problem = parser_setting_problem(params.backend, model)
+    if problem:
+        raise JobError(f"the {params.backend} parser cannot run: {problem}")
     if adapter and not (Path(adapter).expanduser() / "adapter_config.json").is_file():
         raise JobError(
             f"prefill job parameter 'adapter': no LoRA adapter at {adapter} (no adapter_config.json)"

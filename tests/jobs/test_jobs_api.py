@@ -279,3 +279,26 @@ def test_without_a_configured_verifier_an_export_asked_to_verify_is_refused_nami
     answer = api.post_json("api_job_export", {"round": gold_round.pk})
     assert answer.status_code == 400 and "NSM_VERIFIER_MODEL" in answer.json()["verify"][0]
     assert api.post_json("api_job_export", {"round": gold_round.pk, "verify": False}).status_code == 201
+
+
+@pytest.mark.parametrize(
+    ("body", "setting"),
+    [
+        ({"backend": "transformers"}, "NSM_PARSER_MODEL"),
+        ({"backend": "openai"}, "NSM_OPENAI_BASE_URL"),
+    ],
+)
+def test_a_prefill_whose_backend_has_nothing_to_run_is_refused_before_a_job_exists(
+    api, prefilled_round, settings, body, setting
+):
+    """Found by two walkthroughs: these were accepted (201), then failed on the worker, and
+    Resume failed again."""
+    settings.NSM_PARSER_MODEL = ""
+    settings.NSM_OPENAI_BASE_URL = ""
+    answer = api.post_json("api_job_prefill", {"item_set": prefilled_round.item_set.pk, **body})
+    assert answer.status_code == 400 and setting in answer.json()["detail"]
+    assert not Job.objects.filter(kind="prefill").exists()
+    # a model given with the job is enough for the transformers backend's check
+    if body["backend"] == "transformers":
+        given = {"item_set": prefilled_round.item_set.pk, **body, "model": "some-org/some-model"}
+        assert api.post_json("api_job_prefill", given).status_code == 201

@@ -81,11 +81,14 @@ def test_running_again_adds_no_duplicates_and_overwrite_replaces(item_set, admin
     assert not ids & set(ParserPrediction.objects.values_list("id", flat=True))
 
 
-def test_a_second_active_job_on_the_same_scope_is_refused_with_the_first_named(item_set, admin_user):
+def test_a_second_active_job_on_the_same_scope_is_refused_with_the_first_named(
+    item_set, admin_user, settings
+):
     first = job_prefill_start(user=admin_user, item_set=item_set, enqueue=False)
     with pytest.raises(JobConflict, match=f"job #{first.pk} is already queued"):
         job_prefill_start(user=admin_user, item_set=item_set, enqueue=False)
     # another backend on the same set is another job
+    settings.NSM_OPENAI_BASE_URL, settings.NSM_OPENAI_MODEL = "http://127.0.0.1:9/v1", "m"
     job_prefill_start(user=admin_user, item_set=item_set, backend="openai", enqueue=False)
 
 
