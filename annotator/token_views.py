@@ -1,16 +1,17 @@
 """The API-token page (any logged-in user, for their own token) and the same through the API.
 
-The page posts a Django form (CSRF-checked like every browser POST); the new key is rendered in
-the answer to that POST and nowhere else. ``/api/token/`` lets a script get its first key with
+The page posts a Django form (CSRF-checked like every browser POST) and redirects to itself; the
+new key is kept in the session until the page shows it, once. ``/api/token/`` lets a script get its first key with
 the account's username and password (HTTP Basic, over TLS in production), a browser session, or
 an existing token (which it then replaces)."""
 
 from __future__ import annotations
 
 from django import forms
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -35,20 +36,28 @@ def _page(
     return render(request, "annotator/tokens.html", context, status=status)
 
 
+SHOW_ONCE = "nsm-token-created"  # the session key holding a new key until the page has shown it
+
+
 @never_cache
 @login_required
 def tokens(request: HttpRequest) -> HttpResponse:
-    """GET: whether the user has a token. POST action=create: a new key, shown in this answer
-    only (a reload shows it no more); action=revoke: the key stops working."""
+    """GET: whether the user has a token, and a key just created, shown this once. POST
+    action=create: a new key; action=revoke: the key stops working. A POST redirects to the page,
+    so that reloading it neither shows the key again nor posts again (which would replace it)."""
     if request.method != "POST":
-        return _page(request)
+        key = request.session.pop(SHOW_ONCE, None)
+        created = token_of(request.user) if key else None
+        return _page(request, created=created if created and created.key == key else None)
     form = TokenForm(request.POST)
     if not form.is_valid():
         return _page(request, note="action: choose create or revoke", status=400)
     if form.cleaned_data["action"] == "create":
-        return _page(request, created=token_create(user=request.user))
-    revoked = token_revoke(user=request.user)
-    return _page(request, note="Token revoked." if revoked else "You had no token.")
+        request.session[SHOW_ONCE] = token_create(user=request.user).key
+    else:
+        revoked = token_revoke(user=request.user)
+        messages.success(request, "Token revoked." if revoked else "You had no token.")
+    return redirect("account_tokens")
 
 
 TokenOut = inline_serializer(

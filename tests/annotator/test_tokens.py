@@ -15,19 +15,29 @@ def _key_on(page: str) -> str:
     return found.group(1)
 
 
+def _post(client, action: str) -> str:
+    """A form post as a browser makes it: redirected to the page, which it then shows."""
+    answer = client.post(reverse("account_tokens"), {"action": action})
+    assert answer.status_code == 302 and answer["Location"] == reverse("account_tokens")
+    return client.get(answer["Location"]).content.decode()
+
+
 def test_the_page_creates_shows_the_key_once_replaces_and_revokes(client, annotator):
     client.force_login(annotator)
     page = client.get(reverse("account_tokens")).content.decode()
     assert "You have no token" in page and 'id="token-key"' not in page
-    key = _key_on(client.post(reverse("account_tokens"), {"action": "create"}).content.decode())
+    key = _key_on(_post(client, "create"))
     assert Token.objects.get(user=annotator).key == key
+    # a reload shows the page again, not the key, and makes no new token (found by a browser
+    # walkthrough: reloading re-posted the form and replaced the key just copied)
     again = client.get(reverse("account_tokens")).content.decode()
-    assert key not in again and "You have a token" in again  # shown once, never again
-    second = _key_on(client.post(reverse("account_tokens"), {"action": "create"}).content.decode())
+    assert key not in again and "You have a token" in again
+    assert Token.objects.get(user=annotator).key == key
+    second = _key_on(_post(client, "create"))
     assert second != key and list(Token.objects.filter(user=annotator).values_list("key", flat=True)) == [
         second
     ]
-    page = client.post(reverse("account_tokens"), {"action": "revoke"}).content.decode()
+    page = _post(client, "revoke")
     assert "Token revoked" in page and not Token.objects.filter(user=annotator).exists()
 
 
