@@ -1,9 +1,9 @@
 """The API-token page (any logged-in user, for their own token) and the same through the API.
 
 The page posts a Django form (CSRF-checked like every browser POST) and redirects to itself; the
-new key is kept in the session until the page shows it, once. ``/api/token/`` lets a script get its first key with
-the account's username and password (HTTP Basic, over TLS in production), a browser session, or
-an existing token (which it then replaces)."""
+new key is kept in the session until the page shows it, once. ``/api/token/`` lets a script get
+its first key with the account's username and password (HTTP Basic, over TLS in production), a
+browser session, or an existing token (which it then replaces)."""
 
 from __future__ import annotations
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
 from django.views import defaults
 
 API_PREFIX = "/api/"
@@ -30,3 +31,12 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     else:
         detail = "bad request"
     return JsonResponse({"detail": detail}, status=400)
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """A form refused for its CSRF token, most often because the session changed since the page
+    was loaded (logged out and in again in another tab): a page of the site saying that nothing was
+    saved and what to do, not Django's bare refusal. (The API's views answer CSRF in JSON.)"""
+    if request.path.startswith(API_PREFIX):
+        return JsonResponse({"detail": f"CSRF Failed: {reason}"}, status=403)
+    return render(request, "403_csrf.html", {"reason": reason}, status=403)

@@ -61,6 +61,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "config.middleware.LostPostNotice",  # a form sent after the session ended: the login page says so
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
 ]
@@ -126,6 +127,8 @@ AUTH_PASSWORD_VALIDATORS = [
 AUTHENTICATION_BACKENDS = ["annotator.auth.CachedModelBackend"]
 
 LOGIN_URL = "login"
+# a form sent with a stale CSRF token (the session changed in another tab): a page of the site
+CSRF_FAILURE_VIEW = "config.errors.csrf_failure"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 

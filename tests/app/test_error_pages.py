@@ -67,3 +67,34 @@ def test_an_api_body_over_the_size_limit_is_a_json_400_saying_so(
     assert not Annotation.objects.exists()
     # a page keeps the site's own answer
     assert client.post(reverse("annotate", args=[a.pk]), body, content_type="text/plain").status_code == 400
+
+
+def test_a_form_sent_after_the_session_changed_says_so_inside_the_site(annotator, prefilled_round):
+    """Found by a browser walkthrough: a save from a tab whose session was replaced (logged out
+    and in again elsewhere) got Django's bare 'CSRF verification failed' page."""
+    from django.test import Client
+
+    from annotator.models import Annotation, Assignment
+
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(annotator)
+    a = Assignment.objects.filter(annotator=annotator).first()
+    response = client.post(
+        reverse("annotate", args=[a.pk]), {"base_version": 0, "csrfmiddlewaretoken": "stale"}
+    )
+    assert response.status_code == 403
+    page = response.content.decode()
+    assert "was not saved" in page and "reload" in page.lower()
+    assert f'href="{reverse("queue")}"' in page  # inside the site, with its menu
+    assert not Annotation.objects.exists()
+
+
+def test_a_save_after_logging_out_elsewhere_says_it_was_not_saved(client, annotator, prefilled_round):
+    from annotator.models import Annotation, Assignment
+
+    a = Assignment.objects.filter(annotator=annotator).first()
+    response = client.post(reverse("annotate", args=[a.pk]), {"base_version": 0}, follow=True)
+    page = response.content.decode()
+    assert response.redirect_chain and "/accounts/login/" in response.redirect_chain[-1][0]
+    assert "not saved" in page and "log in" in page.lower()
+    assert not Annotation.objects.exists()
