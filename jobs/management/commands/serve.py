@@ -94,6 +94,9 @@ class Command(BaseCommand):
             *["--bind", options["bind"], "--workers", str(options["workers"])],
             *["--timeout", str(options["timeout"]), "--graceful-timeout", str(options["grace"])],
             *["--access-logfile", "-", "--error-logfile", "-"],
+            # gunicorn 27's control socket is one path per user (~/.gunicorn/gunicorn.ctl), which
+            # two deployments on one host would share; serve supervises by signals and needs none
+            "--no-control-socket",
         ]
         queues = options["queues"] or settings.NSM_WORKER_QUEUES
         worker = worker_command(concurrency=options["concurrency"], hostname="nsm@%h", queues=queues)
