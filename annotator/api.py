@@ -137,7 +137,7 @@ class MyAssignments(generics.ListAPIView):
 
     permission_classes = [IsAuthenticated]
     serializer_class = AssignmentOut
-    filterset_class = AssignmentFilter  # ?round=<name>&status=<pending|done|skipped>
+    filterset_class = AssignmentFilter  # ?round=<name or id>&status=<pending|done|skipped>
 
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):  # the schema generator has no user

@@ -7,8 +7,10 @@ from typing import Any
 
 import django_filters
 from django import forms
+from django.db.models import Q
+from rest_framework.exceptions import ValidationError
 
-from annotator.models import Assignment, Item
+from annotator.models import Assignment, Item, Round
 
 MAX_ID = 2**63 - 1  # the largest a database integer holds: beyond it SQLite raises (a 500)
 
@@ -37,8 +39,17 @@ class ItemFilter(django_filters.FilterSet):
 
 
 class AssignmentFilter(django_filters.FilterSet):
-    round = django_filters.CharFilter(field_name="round__name", max_length=100, help_text="a round's name")
+    round = django_filters.CharFilter(method="of_round", max_length=100, help_text="a round's name or id")
     status = django_filters.ChoiceFilter(choices=Assignment.Status.choices)
+
+    def of_round(self, queryset, name: str, value: str):
+        """The round by name, or by id; one that does not exist is a 400 naming it (an empty
+        list would read as nothing left to do)."""
+        match = Q(name=value) | (Q(pk=int(value)) if value.isdigit() and int(value) <= MAX_ID else Q())
+        ids = list(Round.objects.filter(match).values_list("pk", flat=True))
+        if not ids:
+            raise ValidationError({"round": [f"no round named {value!r} (nor with that id)"]})
+        return queryset.filter(round_id__in=ids)
 
     class Meta:
         model = Assignment

@@ -45,7 +45,12 @@ def test_my_assignments_filter_by_round_and_status(client, annotator, prefilled_
     assert [r["id"] for r in done["results"]] == [first.pk]
     pending = client.get(url, {"status": "pending"}).json()
     assert pending["count"] == 3 and first.pk not in [r["id"] for r in pending["results"]]
-    assert client.get(url, {"round": "no-such-round"}).json()["count"] == 0
+    # a round's id works as its name does; a round that does not exist is a 400 naming it, not an
+    # empty list that reads as "nothing to do" (found by two walkthroughs)
+    by_id = client.get(url, {"round": str(prefilled_round.pk), "status": "done"}).json()
+    assert [r["id"] for r in by_id["results"]] == [first.pk]
+    unknown = client.get(url, {"round": "no-such-round"})
+    assert unknown.status_code == 400 and "no-such-round" in unknown.json()["round"][0]
 
 
 def test_a_bad_assignment_status_is_a_400_naming_it(client, annotator, prefilled_round):
