@@ -364,8 +364,9 @@ def _validate(values: dict[str, Any]) -> tuple[nsmcore.Explication, list[str]]:
         flags = [flags]
     bad = [f for f in flags if f not in FLAGS]
     if bad:
+        more = f" and {len(bad) - 10:,} more" if len(bad) > 10 else ""  # named, not echoed whole
         errors["flags"] = {
-            "message": f"unknown flags {bad!a}; allowed: {', '.join(FLAGS)}",
+            "message": f"unknown flags {bad[:10]!a}{more}; allowed: {', '.join(FLAGS)}",
             "allowed": list(FLAGS),
         }
     if errors or explication is None:
