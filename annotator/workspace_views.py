@@ -52,7 +52,9 @@ def queue(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def round_next(request: HttpRequest, round_id: int) -> HttpResponse:
-    """Resume a round: the first pending item in the annotator's queue."""
+    """Resume a round: the first pending item in the annotator's queue (404 for a round with no
+    item of theirs, as its items page)."""
+    round_for_user(request.user, round_id)
     assignment = next_assignment(request.user, round_id)
     if assignment is None:
         messages.success(request, "Nothing left to annotate in that round.")

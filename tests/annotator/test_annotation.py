@@ -1,7 +1,7 @@
 import pytest
 from django.urls import reverse
 
-from annotator.models import Annotation, AnnotationRevision, Assignment
+from annotator.models import Annotation, AnnotationRevision, Assignment, Round
 from annotator.services import AnnotationInvalid, StaleSave, annotation_submit
 from tests.factories import PRED
 
@@ -101,6 +101,11 @@ def test_resume_goes_to_the_first_pending_item_and_skip_moves_on(client, prefill
     response = client.post(reverse("skip", args=[mine[1].pk]))
     assert response["Location"] == reverse("annotate", args=[mine[2].pk])
     assert Assignment.objects.get(pk=mine[1].pk).status == "skipped"
+    # a round that does not exist, or has no item of this annotator's, is a 404 as on its items
+    # page, not "nothing left to annotate" (found by a browser walkthrough)
+    assert client.get(reverse("round_next", args=[999_999])).status_code == 404
+    other = Round.objects.create(name="not-mine", item_set=prefilled_round.item_set)
+    assert client.get(reverse("round_next", args=[other.pk])).status_code == 404
 
 
 def test_prefilled_page_starts_at_the_parser_values_and_marks_them(client, prefilled_round, annotator):
