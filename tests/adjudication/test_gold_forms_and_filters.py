@@ -145,3 +145,14 @@ def test_a_bad_judgement_post_is_a_400_naming_the_field(client, gold_round, adju
     response = client.post(reverse("judgement_mark", args=[gold_round.pk, item_id]), data)
     assert response.status_code == 400 and message in response.content.decode()
     assert not EntailmentJudgement.objects.exists()
+
+
+def test_before_records_are_opened_the_list_points_to_the_button_not_to_waiting(
+    client, submitted, adjudicator
+):
+    """Found by a browser walkthrough: the page said both "4 items have all their annotations in"
+    and "No gold records yet: items enter when all their annotations are in"."""
+    client.force_login(adjudicator)
+    page = client.get(reverse("gold_list", args=[submitted.pk])).content.decode()
+    assert 'id="gold-open-button"' in page
+    assert "No gold records yet: open them above." in page and "items enter when" not in page
