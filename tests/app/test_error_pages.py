@@ -98,3 +98,15 @@ def test_a_save_after_logging_out_elsewhere_says_it_was_not_saved(client, annota
     assert response.redirect_chain and "/accounts/login/" in response.redirect_chain[-1][0]
     assert "not saved" in page and "log in" in page.lower()
     assert not Annotation.objects.exists()
+
+
+def test_a_live_preview_after_logging_out_says_the_session_ended_not_the_login_page(client, prefilled_round):
+    """Found by a browser walkthrough: the annotation page's preview panel showed the whole login
+    page once the session had ended in another tab."""
+    from annotator.models import Assignment
+
+    a = Assignment.objects.first()
+    response = client.post(reverse("preview", args=[a.pk]), {}, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert 'id="session-ended"' in page and "<form" not in page and "<html" not in page
