@@ -69,8 +69,11 @@ def conventions(request: HttpRequest) -> HttpResponse:
                 form.add_error(None, str(error))
                 status = 400
             else:
+                quorum = acceptance_rule()[0]
                 messages.success(
-                    request, f"{convention.label} proposed; it needs the votes of other adjudicators."
+                    request,
+                    f"{convention.label} proposed; it is decided once {quorum} adjudicators have voted "
+                    "(you may vote too).",
                 )
                 return redirect("convention", convention.pk)
         else:

@@ -16,6 +16,10 @@ def test_seed_demo_creates_one_user_per_role_and_prints_credentials(settings, ca
     assert "annotator1-demo" in out and "admin-demo" in out
     assert user_roles(authenticate(username="annotator1", password="annotator1-demo")) == {"annotator"}
     assert user_roles(authenticate(username="adjudicator", password="adjudicator-demo")) == {"adjudicator"}
+    # a second adjudicator: a convention is decided by the votes of two (found by a browser
+    # walkthrough, which could not finish one with the demo users)
+    assert user_roles(authenticate(username="adjudicator2", password="adjudicator2-demo")) == {"adjudicator"}
+    assert settings.NSM_CONVENTION_QUORUM <= 2
     admin = authenticate(username="admin", password="admin-demo")
     assert admin.is_staff and "admin" in user_roles(admin)
 
@@ -24,7 +28,7 @@ def test_seed_demo_twice_creates_no_duplicates(settings):
     settings.DEBUG = True
     call_command("seed_demo")
     call_command("seed_demo")
-    assert User.objects.count() == 6
+    assert User.objects.count() == 7
 
 
 def test_seed_demo_refuses_without_debug(settings):

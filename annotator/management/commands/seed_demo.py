@@ -1,4 +1,4 @@
-"""Create the demo users (an adjudicator, an admin and four annotators), the demo items with their
+"""Create the demo users (two adjudicators, an admin and four annotators), the demo items with their
 rounds, and print the credentials. Safe to run again: what exists is left as it is."""
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ DEMO_USERS: tuple[tuple[str, str, str], ...] = (
     ("annotator3", "annotator3-demo", ANNOTATOR),
     ("annotator4", "annotator4-demo", ANNOTATOR),
     ("adjudicator", "adjudicator-demo", ADJUDICATOR),
+    # a second: a convention is decided by the votes of two adjudicators (NSM_CONVENTION_QUORUM)
+    ("adjudicator2", "adjudicator2-demo", ADJUDICATOR),
     ("admin", "admin-demo", ADMIN),
 )
 
