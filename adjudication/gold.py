@@ -11,7 +11,6 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, Q
@@ -20,7 +19,18 @@ from django.utils import timezone
 from adjudication.analytics import round_analysis, round_signature
 from adjudication.models import Convention, GoldChange, GoldConstrual, GoldItem, Vote
 from adjudication.queries import json_key_set, rows_insert, rows_update
-from annotator.models import Annotation, Assignment, Item, Round
+from adjudication.review_marks import (
+    annotation_versions,
+    annotations_changed,
+    joined_reason,
+    mark_revised,
+    reason_parts,
+    revised_key,
+    revision_reason,
+    synced_key,
+    unmark_revision,
+)
+from annotator.models import Assignment, Item, Round
 from annotator.versions import round_version
 from nsmcore.mapper import route_batch
 from nsmcore.schema import SLOT_BY_NAME, SLOT_NAMES, SLOTS
@@ -143,7 +153,7 @@ def convention_vote(*, user, convention: Convention, approve: bool, comment: str
             status = Convention.Status.ACCEPTED if accepted else Convention.Status.REJECTED
             Convention.objects.filter(pk=convention.pk).update(status=status, decided_at=timezone.now())
             if not accepted:
-                _unmark(convention)
+                unmark_revision(convention)
     convention.refresh_from_db()
     return convention
 
@@ -164,7 +174,7 @@ def convention_withdraw(*, user, convention: Convention) -> Convention:
             raise AdjudicationConflict(
                 f"{convention.label} was decided meanwhile; it can no longer be withdrawn"
             )
-        _unmark(convention)
+        unmark_revision(convention)
     convention.refresh_from_db()
     return convention
 
@@ -192,9 +202,9 @@ def convention_revise(*, user, convention: Convention, chosen: str, rule: str) -
         flagged = []
         for gold in GoldItem.objects.filter(round=convention.round).prefetch_related("construals"):
             if any(_set_by(c, convention.number) for c in gold.construals.all()):
-                earlier = _reasons(gold.review_reason) if gold.needs_review else []
-                parts = [*earlier, _revision_reason(revision)]
-                flagged.append(GoldItem(pk=gold.pk, needs_review=True, review_reason=_reason(parts)))
+                earlier = reason_parts(gold.review_reason) if gold.needs_review else []
+                parts = [*earlier, revision_reason(revision)]
+                flagged.append(GoldItem(pk=gold.pk, needs_review=True, review_reason=joined_reason(parts)))
         rows_update(GoldItem, ["needs_review", "review_reason"], flagged)
     return revision
 
@@ -203,28 +213,6 @@ def _set_by(construal: GoldConstrual, number: int) -> bool:
     return any(
         p.get("source") == CONVENTION and p.get("convention") == number for p in construal.provenance.values()
     )
-
-
-def _revision_reason(revision: Convention) -> str:
-    return f"C{revision.number} revised to v{revision.version}"
-
-
-def _unmark(revision: Convention) -> None:
-    """Take back the review marks a proposed revision set (it was withdrawn or rejected: the
-    accepted version stands). Records marked for other reasons as well keep those."""
-    part = _revision_reason(revision)
-    marked = (
-        GoldItem.objects.select_for_update()
-        .filter(round=revision.round_id, needs_review=True, review_reason__contains=part)
-        .values_list("pk", "review_reason")
-    )
-    updated = []
-    for pk, reason in marked:
-        parts = _reasons(reason)
-        if part in parts:
-            rest = [p for p in parts if p != part]
-            updated.append(GoldItem(pk=pk, needs_review=bool(rest), review_reason=_reason(rest)))
-    rows_update(GoldItem, ["needs_review", "review_reason"], updated)
 
 
 # Gold records ------------------------------------------------------------------------------------
@@ -239,16 +227,16 @@ def gold_sync(round_: Round) -> int:
 
     It does the work once per version of the round's annotations (only a new submission can open
     a record or change what one was built from)."""
-    synced_key = _synced_key(round_.pk)
+    synced = synced_key(round_.pk)
     version = round_version(round_.pk, round_signature)
-    if cache.get(synced_key) == version:
+    if cache.get(synced) == version:
         return 0
     # read before the analysis: a save landing in between is then seen as a revision, not lost
-    seen_now = _annotation_versions(round_)
+    seen_now = annotation_versions(round_)
     analysis = round_analysis(round_)
     data = analysis.data
     if not data.coders:
-        cache.set(synced_key, version, timeout=None)
+        cache.set(synced, version, timeout=None)
         return 0
     pending = set(
         Assignment.objects.filter(round=round_, status=Assignment.Status.PENDING).values_list(
@@ -261,7 +249,7 @@ def gold_sync(round_: Round) -> int:
     have, revised = set(), []
     for pk, item_id, round_id, before in existing:
         have.add(item_id)
-        if round_id == round_.pk and _changed(seen_now, item_id, before):
+        if round_id == round_.pk and annotations_changed(seen_now, item_id, before):
             revised.append(pk)
     table = data.table
     present = table >= 0
@@ -285,10 +273,10 @@ def gold_sync(round_: Round) -> int:
             done = all(v is not None for v in slots.values())
             golds.append(GoldItem(item_id=item_id, round=round_, status="resolved" if done else "open"))
             rows.append((slots, provenance))
-        _mark_revised(revised, seen_now)
+        mark_revised(revised, seen_now)
         if revised:  # the count gold_revised keeps is of the markers before: forget it now and at commit
-            cache.delete(_revised_key(round_.pk))
-            transaction.on_commit(lambda: cache.delete(_revised_key(round_.pk)))
+            cache.delete(revised_key(round_.pk))
+            transaction.on_commit(lambda: cache.delete(revised_key(round_.pk)))
         # adjudication.queries.rows_insert says why these are not bulk_create
         now = timezone.now()
         rows_insert(
@@ -320,114 +308,8 @@ def gold_sync(round_: Round) -> int:
             ],
         )
         created = len(golds)
-    transaction.on_commit(lambda: cache.set(synced_key, version, timeout=None))
+    transaction.on_commit(lambda: cache.set(synced, version, timeout=None))
     return created
-
-
-def _synced_key(round_id: int) -> str:
-    return f"nsm:gold-synced:{round_id}"
-
-
-def gold_revised(round_: Round) -> int:
-    """How many gold records of the round ``gold_sync`` would mark for review now, their
-    annotations revised since it last checked them. It only reads (a page shows it with the
-    button that syncs), once per version of the round's annotations; none once ``gold_sync`` has
-    seen this version."""
-    version = round_version(round_.pk, round_signature)
-    if cache.get(_synced_key(round_.pk)) == version:
-        return 0
-    key = _revised_key(round_.pk)
-    found = cache.get(key)
-    if found is not None and found[0] == version:
-        return found[1]
-    seen_now = _annotation_versions(round_)
-    markers = GoldItem.objects.filter(round=round_).values_list("item_id", "annotations_seen")
-    count = sum(1 for item_id, before in markers if _changed(seen_now, item_id, before))
-    cache.set(key, (version, count), timeout=None)
-    return count
-
-
-def _revised_key(round_id: int) -> str:
-    return f"nsm:gold-revised:{round_id}"
-
-
-def _changed(seen_now: dict[int, dict[str, int]], item_id: int, before: dict[str, int]) -> bool:
-    """Whether the item's submitted annotations differ from those its gold record last saw (an
-    item with none submitted now is not gold_sync's to check)."""
-    return item_id in seen_now and seen_now[item_id] != before
-
-
-def _annotation_versions(round_: Round) -> dict[int, dict[str, int]]:
-    """item id -> {annotator id: version} of the round's submitted annotations (one query)."""
-    out: dict[int, dict[str, int]] = {}
-    rows = (
-        Annotation.objects.filter(assignment__round=round_, assignment__status=Assignment.Status.DONE)
-        .order_by()
-        .values_list("assignment__item_id", "assignment__annotator_id", "version")
-    )
-    for item_id, annotator_id, version in rows:
-        out.setdefault(item_id, {})[str(annotator_id)] = version
-    return out
-
-
-def _mark_revised(pks: list[int], seen_now: dict[int, dict[str, int]]) -> None:
-    """Mark for review the records whose annotations changed, naming each annotator who changed
-    theirs (a reason about the same annotator replaces the older one); each now refers to the
-    annotations as they stand. Read again under a lock, so a mark set meanwhile is kept."""
-    if not pks:
-        return
-    rows = list(
-        GoldItem.objects.select_for_update()
-        .filter(pk__in=pks)
-        .values_list("pk", "item_id", "annotations_seen", "needs_review", "review_reason")
-    )
-    ids = {int(a) for _, item_id, before, _, _ in rows for a in {*before, *seen_now.get(item_id, {})}}
-    names = dict(get_user_model().objects.filter(pk__in=ids).values_list("pk", "username"))
-    updated = []
-    for pk, item_id, before, needs_review, reason in rows:
-        now = seen_now.get(item_id, {})
-        if now == before:
-            continue  # another sync got there first
-        parts = _reasons(reason) if needs_review else []
-        for annotator in sorted({*before, *now}, key=lambda a: names.get(int(a), a)):
-            if before.get(annotator) == now.get(annotator):
-                continue
-            name = names.get(int(annotator), f"annotator {annotator}")
-            parts = [p for p in parts if not _about_annotation_of(p, name)]
-            if annotator not in now:
-                parts.append(f"{name}'s annotation is no longer in")
-            elif annotator not in before:
-                parts.append(f"{name} added an annotation (v{now[annotator]})")
-            else:
-                parts.append(f"{name} revised their annotation to v{now[annotator]}")
-        updated.append(GoldItem(pk=pk, needs_review=True, review_reason=_reason(parts), annotations_seen=now))
-    rows_update(GoldItem, ["needs_review", "review_reason", "annotations_seen"], updated)
-
-
-# A review reason holds one part per thing to check ("C1 revised to v2; bob revised their
-# annotation to v3"), so that taking one back (a revision withdrawn) leaves the others.
-_SEPARATOR = "; "
-_REASON_MAX = GoldItem._meta.get_field("review_reason").max_length
-_MORE = "and more"
-
-
-def _reasons(reason: str) -> list[str]:
-    return [p for p in reason.split(_SEPARATOR) if p]
-
-
-def _reason(parts: list[str]) -> str:
-    """The parts joined, within the field's length: parts that do not fit give way to "and more"
-    (which keeps the record marked until it is resolved)."""
-    kept = list(parts)
-    while len(_SEPARATOR.join(kept)) > _REASON_MAX:
-        kept = [*kept[: -2 if kept[-1] == _MORE else -1], _MORE]
-    return _SEPARATOR.join(kept)
-
-
-def _about_annotation_of(part: str, name: str) -> bool:
-    return part in (f"{name}'s annotation is no longer in",) or part.startswith(
-        (f"{name} revised their annotation to v", f"{name} added an annotation (v")
-    )
 
 
 _UNROUTED = {"label": "", "rule": None, "fired": [], "abstention": "", "rule_set_version": ""}

@@ -41,13 +41,13 @@ from adjudication.gold import (
     AdjudicationError,
     StaleGold,
     gold_resolve,
-    gold_revised,
     gold_sync,
     gold_version,
 )
 from adjudication.gold_preview import GoldPreview, gold_preview
 from adjudication.gold_selectors import gold_awaiting
 from adjudication.models import GoldConstrual, GoldItem
+from adjudication.review_marks import gold_revised
 from annotator.models import Annotation, Round
 
 

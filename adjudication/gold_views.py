@@ -30,13 +30,13 @@ from adjudication.gold import (
     convention_vote,
     convention_withdraw,
     gold_resolve,
-    gold_revised,
     gold_sync,
     gold_version,
 )
 from adjudication.gold_preview import gold_preview
 from adjudication.gold_selectors import gold_awaiting
 from adjudication.models import Convention, GoldConstrual, GoldItem, Vote
+from adjudication.review_marks import gold_revised
 from adjudication.training import training_data, training_refusal
 from annotator.models import Annotation, Round
 from annotator.roles import ADJUDICATOR, ADMIN, has_role, require_role

@@ -6,9 +6,9 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 
 from annotator.imports import ImportFileError, items_import
+from annotator.model_output import pass_import, predictions_import
 from annotator.models import Annotation, Assignment, Item, ParserPrediction, Round
 from annotator.sampling import item_set_from_items
-from annotator.services import pass_import, predictions_import
 from tests.factories import PRED
 
 pytestmark = pytest.mark.django_db

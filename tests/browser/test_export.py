@@ -9,9 +9,10 @@ from playwright.sync_api import expect
 
 from adjudication.gold import gold_sync
 from annotator.imports import items_import
+from annotator.model_output import pass_import
 from annotator.models import Item, Round
 from annotator.sampling import item_set_from_items
-from annotator.services import pass_import, round_create
+from annotator.services import round_create
 from jobs.models import Export, Job
 from nsmcore.tiny import build_tiny_nli
 from tests.explications import PRED

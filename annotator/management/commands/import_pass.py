@@ -4,8 +4,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from annotator.management.commands._files import run_import
+from annotator.model_output import pass_import
 from annotator.models import Round
-from annotator.services import pass_import
 
 
 class Command(BaseCommand):

@@ -4,7 +4,7 @@ from typing import Any
 from django.core.management.base import BaseCommand
 
 from annotator.management.commands._files import run_import
-from annotator.services import predictions_import
+from annotator.model_output import predictions_import
 
 
 class Command(BaseCommand):

@@ -11,11 +11,12 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from annotator.imports import items_import
+from annotator.model_output import predictions_import
 from annotator.models import Assignment, Item, Round
 from annotator.roles import ADJUDICATOR, ADMIN, ANNOTATOR
 from annotator.sampling import item_set_from_items
 from annotator.selectors import predicted_explication
-from annotator.services import annotation_submit, predictions_import, round_create
+from annotator.services import annotation_submit, round_create
 from nsmcore.schema import SLOTS
 
 FIXTURES = settings.BASE_DIR / "fixtures"
