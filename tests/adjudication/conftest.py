@@ -30,3 +30,19 @@ def openapi() -> dict[str, Any]:
 @pytest.fixture
 def api() -> APIClient:
     return APIClient()
+
+
+@pytest.fixture
+def all_but_bobs_last(prefilled_round, annotator, other_annotator):
+    """The prefilled round with every annotation in but bob's of item t4-0: three items ready for
+    gold, one waiting."""
+    from annotator.models import Assignment
+    from annotator.services import annotation_submit
+    from tests.explications import PRED
+
+    for user in (annotator, other_annotator):
+        for a in Assignment.objects.filter(round=prefilled_round, annotator=user).order_by("item_id"):
+            if user == other_annotator and a.item.source_id == "t4-0":
+                continue  # bob has not done this one yet
+            annotation_submit(assignment=a, user=user, values=dict(PRED), base_version=0)
+    return prefilled_round
