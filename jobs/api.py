@@ -107,7 +107,7 @@ class PrefillIn(serializers.Serializer):
 
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
         if ("item_set" in data) == ("round" in data):
-            raise serializers.ValidationError("give item_set or round, not both")
+            raise serializers.ValidationError("give one of item_set or round")
         return data
 
 
@@ -179,10 +179,6 @@ class ExportIn(FormIn):
     model = serializers.CharField(
         required=False, allow_blank=True, max_length=250, help_text="NLI model; empty: NSM_VERIFIER_MODEL"
     )
-
-    def validate(self, data: dict[str, Any]) -> dict[str, Any]:
-        data = {"verify": True, **data}  # the API's default, where the page's box starts unticked
-        return super().validate(data)
 
 
 class RawExportIn(FormIn):
