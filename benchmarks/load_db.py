@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.common import pride_slots, session_for  # noqa: E402
+from benchmarks.common import prefilled_item_set, pride_slots, session_for  # noqa: E402
 
 ROUND = "load"
 
@@ -35,7 +35,7 @@ def populate(users: int, per_user: int) -> dict[str, Any]:
     from django.contrib.auth.models import Group, User
     from django.db import transaction
 
-    from annotator.models import Assignment, Item, ItemSet, ItemSetMember, ParserPrediction, Round
+    from annotator.models import Assignment, Item, Round
     from annotator.services import round_create
 
     per_item = min(2, users)
@@ -54,16 +54,7 @@ def populate(users: int, per_user: int) -> dict[str, Any]:
             ],
             batch_size=5000,
         )
-        ids = list(Item.objects.filter(source="load").order_by("id").values_list("id", flat=True))
-        ParserPrediction.objects.bulk_create(
-            [ParserPrediction(item_id=i, parser="load", explication=pride_slots(), legal=True) for i in ids],
-            batch_size=5000,
-        )
-        item_set = ItemSet.objects.create(name="load", size=len(ids))
-        ItemSetMember.objects.bulk_create(
-            [ItemSetMember(item_set=item_set, item_id=i, position=p) for p, i in enumerate(ids)],
-            batch_size=5000,
-        )
+        item_set = prefilled_item_set("load", pride_slots())
         group = Group.objects.get_or_create(name="annotator")[0]
         people = []
         for n in range(users):
@@ -84,7 +75,7 @@ def populate(users: int, per_user: int) -> dict[str, Any]:
     return {
         "sessions": sessions,
         "assignments": Assignment.objects.filter(round__name=ROUND).count(),
-        "items": len(ids),
+        "items": item_set.size,
     }
 
 

@@ -27,9 +27,9 @@ from django.contrib.auth.models import Group, User  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
 
 from annotator.imports import items_import  # noqa: E402
-from annotator.models import Assignment, Item, ItemSet, ItemSetMember, ParserPrediction, Round  # noqa: E402
+from annotator.models import Assignment, Item, Round  # noqa: E402
 from annotator.services import round_create  # noqa: E402
-from benchmarks.common import pride_slots, session_for  # noqa: E402
+from benchmarks.common import prefilled_item_set, pride_slots, session_for  # noqa: E402
 
 SPLITS = ("train", "val", "test")
 PRED = pride_slots()
@@ -83,16 +83,7 @@ def populate(n_items: int, n_annotators: int) -> dict:
             ],
             batch_size=5000,
         )
-        ids = list(Item.objects.filter(source="bench").order_by("id").values_list("id", flat=True))
-        ParserPrediction.objects.bulk_create(
-            [ParserPrediction(item_id=i, parser="bench", explication=PRED, legal=True) for i in ids],
-            batch_size=5000,
-        )
-        item_set = ItemSet.objects.create(name="bench", size=len(ids))
-        ItemSetMember.objects.bulk_create(
-            [ItemSetMember(item_set=item_set, item_id=i, position=p) for p, i in enumerate(ids)],
-            batch_size=5000,
-        )
+        item_set = prefilled_item_set("bench", PRED)
         group = Group.objects.get_or_create(name="annotator")[0]
         users = []
         for a in range(n_annotators):
@@ -114,7 +105,7 @@ def populate(n_items: int, n_annotators: int) -> dict:
     )
     return {
         "seconds": time.perf_counter() - start,
-        "items": len(ids),
+        "items": item_set.size,
         "assignments": Assignment.objects.filter(round=round_).count(),
         "annotators": n_annotators,
         "session": session_key,
