@@ -145,7 +145,12 @@ def assignment_for_user(user: AbstractBaseUser, assignment_id: int) -> Assignmen
 
 
 def annotation_of(assignment: Assignment) -> Annotation | None:
-    return Annotation.objects.filter(assignment=assignment).first()
+    """The assignment's annotation, or None: no query when it was read with the assignment
+    (``assignment_for_user``)."""
+    try:
+        return assignment.annotation
+    except Annotation.DoesNotExist:
+        return None
 
 
 def neighbours(assignment: Assignment) -> tuple[Assignment | None, Assignment | None]:

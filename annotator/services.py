@@ -25,7 +25,7 @@ from annotator.models import (
 )
 from annotator.queries import assignments_rotate
 from annotator.round_selectors import prefill_overlap, prefilled_seen
-from annotator.selectors import prefill_of
+from annotator.selectors import annotation_of, prefill_of
 from annotator.versions import round_changed
 
 # Bounds of what an annotation submit accepts, the same in the workspace form, the API and here.
@@ -413,10 +413,7 @@ def annotation_submit(
         "kept_prefill": kept,
         "time_spent_ms": time_spent_ms,
     }
-    try:
-        annotation = assignment.annotation  # read with the assignment, or read now
-    except Annotation.DoesNotExist:
-        annotation = None
+    annotation = annotation_of(assignment)
     if annotation is None and base_version != 0:
         annotation = _fresh(assignment)  # saved since the assignment was read?
         if annotation is None:

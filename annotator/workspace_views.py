@@ -21,7 +21,7 @@ from annotator.selectors import (
     assignment_for_user,
     neighbours,
     next_assignment,
-    prefill_for,
+    prefill_of,
     queue_for_user,
     round_for_user,
     round_items_for_user,
@@ -76,7 +76,7 @@ def _page(
     beside the annotator's values, and the form keeps ``base_version`` (the version it was loaded
     at) so that a plain submit stays refused until the annotator chooses to replace it."""
     round_ = assignment.round
-    prefill = prefill_for(round_, assignment.item_id)
+    prefill = prefill_of(assignment)
     annotation = saved or annotation_of(assignment)
     if values is None:
         if annotation is not None:
