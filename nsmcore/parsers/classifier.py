@@ -28,11 +28,23 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from nsmcore.decoding import RuleLattice, decode, region_posteriors
+from nsmcore.mapper import RuleSet, load_rule_set
 from nsmcore.parsers.base import Parser, ParseResult, ParserUnavailable, Timer, result_from_object
-from nsmcore.schema import SLOT_NAMES, ExplicationError, parse_slots
+from nsmcore.parsers.supervision import (
+    LabelledText,
+    SupervisionError,
+    appraisal_log_evidence,
+    check_labelled,
+    soft_rows,
+)
+from nsmcore.schema import SLOT_NAMES, SLOTS, ExplicationError, parse_slots
 
 FORMAT = "nsm-classifier-parser"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READ_VERSIONS = (1, 2)  # version 1 cards (argmax models) still load, decoding per slot
 MODEL_FILE = "model.joblib"
 CARD_FILE = "card.json"
 SETTING_HINT = (
@@ -49,6 +61,22 @@ DEFAULT_OPTIONS: dict[str, Any] = {
     "max_iter": 2000,
     # newton-cg: 5-20x faster than lbfgs on these sparse multi-class problems
     "solver": "newton-cg",
+    # frozen sentence embeddings beside the n-grams: "" none, "bundled" (all-MiniLM-L6-v2), or a
+    # model name or folder (nsmcore.encoder)
+    "encoder": "",
+    # how an explication is chosen from the per-slot scores: "joint" (the likeliest one the rule
+    # set routes, nsmcore.decoding) or "argmax" (each slot's likeliest value on its own)
+    "decoding": "joint",
+    # joint decoding keeps the best overall explication (a no-rule abstention) when the best
+    # routed one is more than this many nats less likely; null never abstains by choice
+    "abstain_gap": None,
+    # training through the rules on labelled texts (nsmcore.parsers.supervision): EM rounds, the
+    # weight of a labelled text's soft targets against a gold explication's 1, the probability
+    # that a label is the one its explication routes to, and the appraisal evidence's exponent
+    "iterations": 2,
+    "label_weight": 0.3,
+    "label_trust": 1.0,
+    "appraisal_weight": 0.0,
 }
 
 
@@ -138,32 +166,45 @@ class ClassifierModel:
     examples: int
     value_counts: dict[str, dict[str, int]]
     card: dict[str, Any] = field(default_factory=dict)
+    #: what trained it besides the gold pairs: hashes, counts, ids (recorded in the card)
+    sources: dict[str, Any] = field(default_factory=dict)
 
     @property
     def options_hash(self) -> str:
         return _options_hash(self.options, self.seed)
 
+    def matrix(self, texts: Sequence[str]) -> Any:
+        """The feature matrix of ``texts``: n-grams, and the encoder's embeddings if it has one."""
+        return _features_matrix(self.features, self.options, [normalise_text(t) for t in texts])
+
+    def log_proba(self, texts: Sequence[str], *, matrix: Any = None) -> list[np.ndarray]:
+        """Per slot (schema order), an (n, values) array of log-probabilities; a value never seen
+        in training gets probability 0 (log -inf), so it is never chosen."""
+        if matrix is None:
+            matrix = self.matrix(texts) if len(texts) else None
+        return _slot_log_proba(self.slots, matrix, len(texts))
+
     def predict(self, texts: Sequence[str]) -> list[tuple[dict[str, str], dict[str, float]]]:
-        """Per text, the twelve slot values and each one's probability under its classifier."""
+        """Per text, each slot's likeliest value on its own and its probability (argmax per slot)."""
         if not texts:
             return []
-        matrix = self.features.transform([normalise_text(t) for t in texts])
-        values: dict[str, list[str]] = {}
-        probs: dict[str, list[float]] = {}
-        for name in SLOT_NAMES:
-            model = self.slots[name]
-            if isinstance(model, str):
-                values[name] = [model] * len(texts)
-                probs[name] = [1.0] * len(texts)
-                continue
-            proba = model.predict_proba(matrix)  # a sparse product: no BLAS threads to limit
-            best = proba.argmax(axis=1)
-            values[name] = [str(model.classes_[k]) for k in best]
-            probs[name] = [float(proba[i, k]) for i, k in enumerate(best)]
+        logp = self.log_proba(texts)
+        best = [a.argmax(axis=1) for a in logp]
         return [
-            ({n: values[n][i] for n in SLOT_NAMES}, {n: probs[n][i] for n in SLOT_NAMES})
+            (
+                {slot.name: slot.values[int(best[s][i])] for s, slot in enumerate(SLOTS)},
+                {slot.name: float(np.exp(logp[s][i, best[s][i]])) for s, slot in enumerate(SLOTS)},
+            )
             for i in range(len(texts))
         ]
+
+    def decode(self, texts: Sequence[str], *, rule_set: RuleSet | None = None) -> list[Any]:
+        """Per text, the joint decoding (nsmcore.decoding.Decoded) inside the rule set."""
+        if not texts:
+            return []
+        return decode(
+            self.log_proba(texts), lattice=_lattice(rule_set), abstain_gap=self.options.get("abstain_gap")
+        )
 
     def save(self, folder: str | Path, *, meta: Mapping[str, Any] | None = None) -> Path:
         """Write ``model.joblib`` and ``card.json`` into ``folder`` (made if absent). Each file is
@@ -184,7 +225,8 @@ class ClassifierModel:
             "data_hash": self.data_hash,
             "sizes": {
                 "examples": self.examples,
-                "features": int(sum(len(t.vocabulary_) for _, t in self.features.transformer_list)),
+                "features": int(sum(len(t.vocabulary_) for _, t in self.features.transformer_list))
+                + _encoder_dim(self.options),
             },
             "options": self.options,
             "seed": self.seed,
@@ -193,6 +235,7 @@ class ClassifierModel:
             "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "model_file": MODEL_FILE,
             "model_sha256": digest,
+            "sources": self.sources,
             "meta": dict(meta or {}),
         }
         text = json.dumps(card, indent=2, ensure_ascii=False) + "\n"
@@ -229,12 +272,7 @@ def one_blas_thread() -> Any:
     return threadpool_limits(limits=1, user_api="blas")
 
 
-def train_classifier(examples: Examples, *, seed: int = 0, **options: Any) -> ClassifierModel:
-    """Fit the features and one classifier per slot on (text, slots) examples.
-
-    Options (defaults in DEFAULT_OPTIONS): ``word_ngrams``, ``char_ngrams`` ([low, high]),
-    ``min_df``, ``C`` (inverse regularisation), ``class_weight`` ("balanced" or None),
-    ``max_iter``, ``solver``. Raises ClassifierError naming a bad example or option."""
+def _check_options(options: Mapping[str, Any]) -> dict[str, Any]:
     unknown = sorted(set(options) - set(DEFAULT_OPTIONS))
     if unknown:
         known = ", ".join(DEFAULT_OPTIONS)
@@ -247,41 +285,221 @@ def train_classifier(examples: Examples, *, seed: int = 0, **options: Any) -> Cl
     if chosen["class_weight"] not in ("balanced", None):
         weight = chosen["class_weight"]
         raise ClassifierError(f"option class_weight must be 'balanced' or None, got {weight!r}")
+    if chosen["decoding"] not in ("joint", "argmax"):
+        raise ClassifierError(f"option decoding must be 'joint' or 'argmax', got {chosen['decoding']!r}")
+    for key, low, high in NUMBER_OPTIONS:
+        value = chosen[key]
+        if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+            raise ClassifierError(f"option {key} must be a number from {low:g} to {high:g}, got {value!r}")
+        chosen[key] = float(value)
+    iterations = chosen["iterations"]
+    if isinstance(iterations, bool) or not isinstance(iterations, int) or not 0 <= iterations <= 20:
+        raise ClassifierError(f"option iterations must be a whole number from 0 to 20, got {iterations!r}")
+    gap = chosen["abstain_gap"]
+    if gap is not None and (isinstance(gap, bool) or not isinstance(gap, int | float) or gap < 0):
+        raise ClassifierError(f"option abstain_gap must be null or a number >= 0, got {gap!r}")
+    if not isinstance(chosen["encoder"], str):
+        raise ClassifierError(f"option encoder must be a model name or folder, got {chosen['encoder']!r}")
+    return chosen
+
+
+#: (option, lowest, highest) of the numeric options of training through the rules
+NUMBER_OPTIONS = (("label_weight", 0.0, 100.0), ("label_trust", 1e-6, 1.0), ("appraisal_weight", 0.0, 10.0))
+
+
+def train_classifier(
+    examples: Examples,
+    *,
+    seed: int = 0,
+    labelled: Sequence[LabelledText] = (),
+    rule_set: RuleSet | None = None,
+    progress: Any = None,
+    **options: Any,
+) -> ClassifierModel:
+    """Fit the features and one classifier per slot on (text, slots) examples and, through the
+    rules, on ``labelled`` texts (a reference label and optional appraisal ratings each).
+
+    Options (defaults in DEFAULT_OPTIONS): ``word_ngrams``, ``char_ngrams`` ([low, high]),
+    ``min_df``, ``C`` (inverse regularisation), ``class_weight`` ("balanced" or None),
+    ``max_iter``, ``solver``, ``encoder``, ``decoding``, ``abstain_gap``, ``iterations``,
+    ``label_weight``, ``label_trust``, ``appraisal_weight``. With labelled texts, the gold-only
+    fit is refined by ``iterations`` rounds of EM (nsmcore.parsers.supervision). ``progress``,
+    if given, is called with (step, total, what) after each fit. Raises ClassifierError naming a
+    bad example, labelled text or option."""
+    chosen = _check_options(options)
     rows = _canonical_examples(examples)
     if not rows:
         raise ClassifierError("no training examples")
+    rule_set = rule_set or load_rule_set()
+    try:
+        weak = check_labelled(list(labelled), rule_set.emotions)
+    except SupervisionError as error:
+        raise ClassifierError(str(error)) from None
     texts = [normalise_text(text) for text, _ in rows]
+    weak_texts = [normalise_text(r.text) for r in weak]
+    rounds = chosen["iterations"] if weak else 0
+    total = 1 + rounds
     with one_blas_thread():
         features = text_features(chosen)
-        matrix = features.fit_transform(texts)
-        slots, counts = _fit_slots(matrix, rows, chosen, seed)
-    return ClassifierModel(features, slots, chosen, seed, data_hash(rows), len(rows), counts)
+        features.fit(texts + weak_texts)
+        gold_matrix = _features_matrix(features, chosen, texts)
+        weak_matrix = _features_matrix(features, chosen, weak_texts) if weak else None
+        targets = {name: [slots_[name] for _, slots_ in rows] for name in SLOT_NAMES}
+        slots, counts = _fit_slots(gold_matrix, targets, chosen, seed)
+        _tick(progress, 1, total, "fitted on gold explications")
+        if weak:
+            evidence = appraisal_log_evidence([r.appraisals for r in weak], weight=chosen["appraisal_weight"])
+            lattice = _lattice(rule_set)
+            labels = [r.label for r in weak]
+            for step in range(rounds):
+                prior = _slot_log_proba(slots, weak_matrix, len(weak))
+                prior = [_smoothed(p) + e for p, e in zip(prior, evidence, strict=True)]
+                posteriors = region_posteriors(lattice, prior, labels, trust=chosen["label_trust"])
+                soft = (weak_matrix, posteriors, chosen["label_weight"])
+                slots, _ = _fit_slots(gold_matrix, targets, chosen, seed, soft=soft)
+                _tick(progress, 2 + step, total, f"EM round {step + 1} of {rounds} through the rules")
+    sources = _sources(rows, weak, chosen, rule_set)
+    return ClassifierModel(features, slots, chosen, seed, data_hash(rows), len(rows), counts, sources=sources)
+
+
+#: the E-step's floor: each slot's distribution is mixed with this share of the uniform one, so a
+#: value no gold explication shows (body=yes in a small gold set) can still be reached when a
+#: label's region needs it
+PRIOR_FLOOR = 1e-3
+
+
+def _smoothed(logp: np.ndarray) -> np.ndarray:
+    return np.log((1.0 - PRIOR_FLOOR) * np.exp(logp) + PRIOR_FLOOR / logp.shape[1])
+
+
+def _tick(progress: Any, step: int, total: int, what: str) -> None:
+    if progress is not None:
+        progress(step, total, what)
+
+
+def _sources(
+    rows: list, weak: list[LabelledText], chosen: dict[str, Any], rule_set: RuleSet
+) -> dict[str, Any]:
+    """What the card records of the training data besides the gold pairs' hash: enough to tell
+    which texts trained the model (their ids), so an evaluation on them can be refused."""
+    out: dict[str, Any] = {"gold": {"examples": len(rows)}}
+    if weak:
+        blob = json.dumps(
+            [[r.id, r.text, r.label, dict(r.appraisals)] for r in weak],
+            sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str,
+        )  # fmt: skip
+        out["labelled"] = {
+            "texts": len(weak),
+            "sha256": hashlib.sha256(blob.encode("utf-8")).hexdigest(),
+            "with_appraisals": sum(bool(r.appraisals) for r in weak),
+            "labels": dict(sorted(Counter(r.label for r in weak).items())),
+            "ids": sorted({r.id for r in weak if r.id}),
+            "rule_set_version": rule_set.version,
+            "rule_set_hash": rule_set.content_hash,
+        }
+    if chosen["encoder"]:
+        from nsmcore.encoder import load_encoder
+
+        out["encoder"] = load_encoder(chosen["encoder"]).identity
+    return out
+
+
+# The lattice of a rule set is a pure function of its content (keyed by its hash): built once per
+# process (about 0.1 s) and never invalidated.
+_LATTICES: dict[str, RuleLattice] = {}
+
+
+def _lattice(rule_set: RuleSet | None) -> RuleLattice:
+    rule_set = rule_set or load_rule_set()
+    if rule_set.content_hash not in _LATTICES:
+        _LATTICES[rule_set.content_hash] = RuleLattice(rule_set)
+    return _LATTICES[rule_set.content_hash]
+
+
+def _encoder_dim(options: Mapping[str, Any]) -> int:
+    if not options.get("encoder"):
+        return 0
+    from nsmcore.encoder import load_encoder
+
+    return load_encoder(options["encoder"]).dim
+
+
+def _features_matrix(features: Any, options: Mapping[str, Any], texts: list[str]) -> Any:
+    """The n-grams and, with an encoder, its embeddings beside them (one sparse matrix)."""
+    matrix = features.transform(texts)
+    if not options.get("encoder"):
+        return matrix
+    import scipy.sparse as sp
+
+    from nsmcore.encoder import EncoderUnavailable, load_encoder
+
+    try:
+        embeddings = load_encoder(options["encoder"]).encode(texts)
+    except EncoderUnavailable as error:
+        raise ClassifierError(str(error)) from None
+    return sp.hstack([matrix, sp.csr_matrix(embeddings)]).tocsr()
+
+
+def _slot_log_proba(slots: dict[str, Any], matrix: Any, n: int) -> list[np.ndarray]:
+    out = []
+    for slot in SLOTS:
+        model = slots[slot.name]
+        a = np.zeros((n, len(slot.values)))
+        if isinstance(model, str):
+            a[:, slot.values.index(model)] = 1.0
+        elif n:
+            proba = model.predict_proba(matrix)  # a sparse product: no BLAS threads to limit
+            columns = [slot.values.index(str(c)) for c in model.classes_]
+            a[:, columns] = proba
+        with np.errstate(divide="ignore"):
+            out.append(np.log(a))
+    return out
 
 
 def _fit_slots(
-    matrix: Any, rows: list[tuple[str, dict[str, str]]], chosen: dict[str, Any], seed: int
+    matrix: Any,
+    targets: dict[str, list[str]],
+    chosen: dict[str, Any],
+    seed: int,
+    *,
+    soft: tuple[Any, list[np.ndarray], float] | None = None,
 ) -> tuple[dict[str, Any], dict[str, dict[str, int]]]:
+    """One classifier per slot on the gold targets and, if ``soft`` = (matrix, per-slot
+    posteriors, weight) is given, on labelled texts' soft targets: one weighted row per text and
+    value with posterior mass (how scikit-learn fits soft labels). Balanced class weights apply
+    to the gold rows; a soft row carries its posterior times ``weight``."""
+    import scipy.sparse as sp
     from sklearn.linear_model import LogisticRegression
 
     slots: dict[str, Any] = {}
     counts: dict[str, dict[str, int]] = {}
-    for name in SLOT_NAMES:
-        targets = [slots_[name] for _, slots_ in rows]
-        counted = Counter(targets)
-        counts[name] = dict(sorted(counted.items(), key=lambda kv: (-kv[1], kv[0])))
-        if len(counted) == 1:
-            slots[name] = targets[0]
+    for s, slot in enumerate(SLOTS):
+        gold = targets[slot.name]
+        counted = Counter(gold)
+        counts[slot.name] = dict(sorted(counted.items(), key=lambda kv: (-kv[1], kv[0])))
+        weights = _balanced(gold) if chosen["class_weight"] == "balanced" else np.ones(len(gold))
+        X, y = matrix, list(gold)
+        if soft is not None and soft[2] > 0:
+            weak_matrix, posteriors, weight = soft
+            rows, values, w = soft_rows(posteriors, s, weight=weight)
+            X = sp.vstack([matrix, weak_matrix[rows]]).tocsr()
+            y += [slot.values[v] for v in values]
+            weights = np.concatenate([weights, w])
+        if len(set(y)) == 1:
+            slots[slot.name] = y[0]
             continue
         model = LogisticRegression(
-            C=float(chosen["C"]),
-            class_weight=chosen["class_weight"],
-            max_iter=int(chosen["max_iter"]),
-            solver=chosen["solver"],
-            random_state=seed,
+            C=float(chosen["C"]), max_iter=int(chosen["max_iter"]), solver=chosen["solver"], random_state=seed
         )
-        model.fit(matrix, targets)
-        slots[name] = model
+        model.fit(X, y, sample_weight=weights)
+        slots[slot.name] = model
     return slots, counts
+
+
+def _balanced(values: list[str]) -> np.ndarray:
+    """scikit-learn's "balanced" class weights as row weights (n / (classes x count))."""
+    counted = Counter(values)
+    return np.array([len(values) / (len(counted) * counted[v]) for v in values])
 
 
 def load_classifier(folder: str | Path) -> ClassifierModel:
@@ -300,7 +518,7 @@ def load_classifier(folder: str | Path) -> ClassifierModel:
         raise ClassifierError(f"{card_path}: unreadable card: {error}") from None
     if not isinstance(card, dict) or card.get("format") != FORMAT:
         raise ClassifierError(f"{card_path}: not a classifier parser card (format {FORMAT!r} expected)")
-    if card.get("format_version") != FORMAT_VERSION:
+    if card.get("format_version") not in READ_VERSIONS:
         raise ClassifierError(
             f"{card_path}: card format version {card.get('format_version')!r}; "
             f"this code reads {FORMAT_VERSION}"
@@ -325,15 +543,19 @@ def load_classifier(folder: str | Path) -> ClassifierModel:
         raise ClassifierError(f"{model_path}: cannot load: {type(error).__name__}: {error}") from None
     if not isinstance(slots, dict) or set(slots) != set(SLOT_NAMES):
         raise ClassifierError(f"{model_path}: does not hold one classifier per slot")
+    options = dict(card.get("options", {}))
+    if card.get("format_version") == 1:
+        options.setdefault("decoding", "argmax")  # what a version 1 model was trained and judged as
     return ClassifierModel(
         features,
         slots,
-        dict(card.get("options", {})),
+        {**DEFAULT_OPTIONS, **options},
         int(card.get("seed", 0)),
         str(card.get("data_hash", "")),
         int(card.get("sizes", {}).get("examples", 0)),
         dict(card.get("value_counts", {})),
         card,
+        dict(card.get("sources", {})),
     )
 
 
@@ -342,7 +564,7 @@ class ClassifierParser(Parser):
 
     backend = "classifier"
 
-    def __init__(self, model: str = ""):
+    def __init__(self, model: str = "", rule_set: RuleSet | None = None):
         if not model:
             raise ParserUnavailable(f"classifier parser: no model folder given; {SETTING_HINT}")
         try:
@@ -350,6 +572,11 @@ class ClassifierParser(Parser):
         except ClassifierError as error:
             raise ParserUnavailable(f"classifier parser: {error}; {SETTING_HINT}") from None
         self.model_source = str(model)
+        self.rule_set = rule_set
+
+    #: the rule set joint decoding routes into (None: the bundled default); the prefill job sets
+    #: the active one
+    rule_set: RuleSet | None = None
 
     @property
     def name(self) -> str:
@@ -360,13 +587,29 @@ class ClassifierParser(Parser):
         return f"data-{self.model.data_hash[:12]}-opts-{self.model.options_hash[:8]}"
 
     def parse(self, texts: Sequence[str]) -> list[ParseResult]:
+        """Joint decoding inside the active rule set (or per slot, for a model trained so); the
+        raw output keeps each slot's value with its probability and, decoded jointly, the label
+        distribution (each rule's region mass) and the per-slot posteriors."""
         timer = Timer()
-        predicted = self.model.predict(list(texts))
+        texts = list(texts)
+        if self.model.options.get("decoding") == "argmax":
+            predicted = self.model.predict(texts)
+            seconds = timer.per_item(len(texts))
+            results = []
+            for slots, probs in predicted:
+                raw = json.dumps(
+                    {n: {"value": slots[n], "p": round(probs[n], 4)} for n in SLOT_NAMES},
+                    separators=(",", ":"),
+                )
+                results.append(result_from_object(slots, raw, seconds))
+            return results
+        decoded = self.model.decode(texts, rule_set=self.rule_set)
         seconds = timer.per_item(len(texts))
         results = []
-        for slots, probs in predicted:
-            raw = json.dumps(
-                {n: {"value": slots[n], "p": round(probs[n], 4)} for n in SLOT_NAMES}, separators=(",", ":")
+        for d in decoded:
+            raw = json.dumps({"decoding": "joint", **d.as_dict(), "values": d.values}, separators=(",", ":"))
+            result = result_from_object(d.values, raw, seconds)
+            results.append(
+                ParseResult(result.explication, raw, result.errors, seconds, extra={"decoded": d.as_dict()})
             )
-            results.append(result_from_object(slots, raw, seconds))
         return results

@@ -6,6 +6,7 @@ import json
 import pytest
 import sklearn
 
+from nsmcore.mapper import route
 from nsmcore.parsers import BACKENDS, ParserUnavailable, make_parser
 from nsmcore.parsers.classifier import (
     CARD_FILE,
@@ -99,8 +100,11 @@ def test_every_output_is_a_legal_explication(model, saved):
     assert len(results) == 3 + len(HELD_OUT)
     assert all(r.legal and r.explication is not None for r in results)
     raw = json.loads(results[2].raw_output)
-    assert set(raw) == set(SLOT_NAMES)
-    assert raw["others_know"]["value"] == results[2].explication.others_know
+    assert raw["decoding"] == "joint" and set(raw["values"]) == set(SLOT_NAMES)
+    assert raw["values"]["others_know"] == results[2].explication.others_know
+    assert raw["label"] == route(results[2].explication).label
+    assert set(raw["posteriors"]) == set(SLOT_NAMES)
+    assert abs(sum(raw["label_mass"].values()) - 1.0) < 1e-3
 
 
 def test_save_and_load_give_identical_predictions(model, saved):
@@ -140,7 +144,7 @@ def test_the_backend_is_registered_and_names_its_folder_and_data(saved, model):
     assert parser.name == f"classifier:{saved}"
     assert model.data_hash[:12] in parser.version
     text = HELD_OUT[0][0]
-    assert parser.parse_one(text).explication.slots() == model.predict([text])[0][0]
+    assert parser.parse_one(text).explication.slots() == model.decode([text])[0].values
 
 
 @pytest.mark.parametrize("model_option", ["", None])

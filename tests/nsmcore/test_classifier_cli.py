@@ -20,7 +20,19 @@ def test_train_then_parse_with_the_folder(tmp_path, nested):
     gold = tmp_path / "gold.jsonl"
     gold.write_text(jsonl(*gold_lines(TRAIN, nested)))
     folder = tmp_path / "model"
-    code, out, err = run(["train-classifier", "--input", str(gold), "--out", str(folder), "--seed", "3"])
+    code, out, err = run(
+        [
+            "train-classifier",
+            "--input",
+            str(gold),
+            "--out",
+            str(folder),
+            "--seed",
+            "3",
+            "--decoding",
+            "argmax",
+        ]
+    )
     assert code == 0, err
     assert f"trained on {len(TRAIN)} examples" in out and "experiencer" in out  # one value only
     card = json.loads((folder / "card.json").read_text())
@@ -71,3 +83,50 @@ def test_parse_with_a_folder_that_is_not_a_model_exits_2_naming_the_setting(tmp_
     code, out, err = run(argv, jsonl({"text": "hi"}))
     assert code == 2 and out == ""
     assert "has no card.json" in err and "NSM_PARSER_MODEL" in err
+
+
+def test_labelled_texts_train_through_the_rules_from_the_cli(tmp_path):
+    from tests.nsmcore.test_supervision import HELD_OUT as LABEL_HELD_OUT
+    from tests.nsmcore.test_supervision import LABELLED
+
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text(jsonl(*gold_lines(TRAIN)))
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(jsonl(*({"text_id": r.id, "text": r.text, "emotion": r.label} for r in LABELLED)))
+    folder = tmp_path / "model"
+    argv = ["train-classifier", "--input", str(gold), "--out", str(folder), "--labels", str(labels)]
+    code, out, err = run([*argv, "--label-weight", "1"])
+    assert code == 0, err
+    assert f"through the rules on {len(LABELLED)} labelled texts (2 EM rounds)" in out
+    card = json.loads((folder / "card.json").read_text())
+    assert card["sources"]["labelled"]["texts"] == len(LABELLED)
+    assert card["meta"]["labels"] == str(labels) and card["options"]["label_weight"] == 1.0
+    texts = jsonl(*({"id": k, "text": t} for k, (t, _) in enumerate(LABEL_HELD_OUT)))
+    code, out, err = run(["parse", "--backend", "classifier", "--model", str(folder)], texts)
+    code, routed, err = run(["route"], out)
+    labels_out = [json.loads(line)["label"] for line in routed.splitlines()]
+    right = sum(a == b for a, (_, b) in zip(labels_out, LABEL_HELD_OUT, strict=True))
+    assert right >= 0.8 * len(LABEL_HELD_OUT)
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ({"text": "a spider"}, "labels.jsonl:2: no label"),
+        ({"label": "joy"}, "labels.jsonl:2: no text"),
+        ({"text": "a spider", "label": "yuck"}, "labelled text 2: label 'yuck' is not an emotion"),
+        ({"text": "a", "label": "joy", "appraisals": [1, 2]}, "labels.jsonl:2: 'appraisals' must be"),
+    ],
+)
+def test_a_bad_labelled_line_exits_2_naming_it(tmp_path, line, message):
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text(jsonl(*gold_lines(TRAIN[:4])))
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(jsonl({"text": "a rat", "label": "disgust"}, line))
+    folder = tmp_path / "model"
+    code, out, err = run(
+        ["train-classifier", "--input", str(gold), "--out", str(folder), "--labels", str(labels)]
+    )
+    assert code == 2 and out == ""
+    assert message in err
+    assert not folder.exists()

@@ -1,0 +1,142 @@
+"""Training through the rules and from appraisals: labelled texts teach the classifier parser
+explications that route to their labels, including slot values no gold explication shows; the
+appraisal mapping gives exactly its documented evidence; the card names what trained the model;
+bad labelled texts and options are refused by name."""
+
+import json
+
+import numpy as np
+import pytest
+
+from nsmcore.mapper import route
+from nsmcore.parsers.classifier import ClassifierError, ClassifierParser, load_classifier, train_classifier
+from nsmcore.parsers.supervision import (
+    APPRAISAL_EVIDENCE,
+    LabelledText,
+    appraisal_factors,
+    appraisal_log_evidence,
+)
+from nsmcore.schema import SLOTS, Explication
+from tests.nsmcore.test_classifier import TRAIN
+
+CREATURES = ["spider", "cockroach", "rat", "slug", "maggot", "centipede", "leech", "worm"]
+PLACES = ["bath", "kitchen", "bed", "shoe", "sink", "lunch box", "car", "garden shed"]
+PETS = ["cat", "dog", "hamster", "goldfish", "rabbit", "parrot", "tortoise", "pony"]
+
+
+def disgust_texts(creatures, places):
+    return [f"I found a {c} in my {p}" for c in creatures for p in places]
+
+
+def sadness_texts(pets):
+    return [f"my old {p} died last {d}" for p in pets for d in ("week", "month", "winter")]
+
+
+LABELLED = [
+    LabelledText(t, "disgust", id=f"d{k}") for k, t in enumerate(disgust_texts(CREATURES[:6], PLACES))
+] + [LabelledText(t, "sadness", id=f"s{k}") for k, t in enumerate(sadness_texts(PETS[:6]))]
+HELD_OUT = [(t, "disgust") for t in disgust_texts(CREATURES[6:], PLACES[:3])] + [
+    (t, "sadness") for t in sadness_texts(PETS[6:])
+]
+
+
+@pytest.fixture(scope="module")
+def gold_only():
+    return train_classifier(TRAIN, seed=0)
+
+
+@pytest.fixture(scope="module")
+def through_rules():
+    return train_classifier(TRAIN, seed=0, labelled=LABELLED, iterations=2, label_weight=1.0)
+
+
+def routed_right(model):
+    decoded = model.decode([t for t, _ in HELD_OUT])
+    return sum(d.label == label for d, (_, label) in zip(decoded, HELD_OUT, strict=True))
+
+
+def test_labels_teach_explications_that_route_to_them(gold_only, through_rules):
+    # the gold pairs never show body=yes or realization=not-can: no gold-only explication is disgust
+    # or sadness; through the rules the held-out texts of both kinds route to their labels
+    assert routed_right(gold_only) == 0
+    assert routed_right(through_rules) >= 0.8 * len(HELD_OUT)
+    spider = through_rules.decode(["I found a leech in my kitchen"])[0]
+    assert spider.values["body"] == "yes" and spider.values["want"] == "not-want"
+    assert route(spider.values).label == "disgust"
+
+
+def test_the_gold_slots_are_still_learned_beside_the_labels(through_rules):
+    # the gold fixture's others_know cue survives training on labelled texts
+    texts = [t for t, _ in TRAIN]
+    predicted = [slots for slots, _ in through_rules.predict(texts)]
+    agree = np.mean(
+        [p["others_know"] == g["others_know"] for p, (_, g) in zip(predicted, TRAIN, strict=True)]
+    )
+    assert agree >= 0.9
+
+
+def test_the_card_names_the_labelled_texts_and_the_rule_set(through_rules, tmp_path):
+    through_rules.save(tmp_path / "m")
+    card = json.loads((tmp_path / "m" / "card.json").read_text())
+    labelled = card["sources"]["labelled"]
+    assert labelled["texts"] == len(LABELLED)
+    assert labelled["labels"] == {"disgust": 48, "sadness": 18}
+    assert labelled["ids"] == sorted(r.id for r in LABELLED)
+    assert labelled["rule_set_version"] == "1" and len(labelled["sha256"]) == 64
+    assert card["options"]["iterations"] == 2 and card["options"]["label_weight"] == 1.0
+    loaded = load_classifier(tmp_path / "m")
+    texts = [t for t, _ in HELD_OUT]
+    assert [d.values for d in loaded.decode(texts)] == [d.values for d in through_rules.decode(texts)]
+    parsed = ClassifierParser(str(tmp_path / "m")).parse(texts[:2])
+    assert [r.explication.slots() for r in parsed] == [d.values for d in through_rules.decode(texts[:2])]
+
+
+def test_each_appraisal_rule_gives_its_factor_and_only_when_all_its_conditions_hold():
+    for slot, value, factor, conditions in APPRAISAL_EVIDENCE:
+        met = {rating: cut for rating, _, cut in conditions}
+        assert appraisal_factors(met)[slot][value] == pytest.approx(factor)
+        for rating, op, cut in conditions:
+            missed = {**met, rating: cut - 1 if op == ">=" else cut + 1}
+            assert appraisal_factors(missed).get(slot, {}).get(value, 1.0) == 1.0, (slot, value, rating)
+    assert appraisal_factors({"self_responsblt": 5})["agency"] == {"i": 2.0}
+    assert appraisal_factors({"self_responsblt": 5}, weight=2.0)["agency"] == {"i": 4.0}
+    assert appraisal_factors({"self_responsblt": 5}, weight=0) == {}
+    assert appraisal_factors({"self_responsblt": "n/a", "other_responsblt": None}) == {}
+
+
+def test_appraisal_evidence_is_a_log_factor_per_slot_and_value():
+    evidence = appraisal_log_evidence([{"self_responsblt": 5, "other_responsblt": 1}, {}])
+    agency = SLOTS[2]
+    assert agency.name == "agency"
+    assert evidence[2][0, agency.values.index("i")] == pytest.approx(np.log(2.0))
+    assert evidence[2][0, agency.values.index("someone-else")] == 0.0
+    assert not any(e[1].any() for e in evidence)  # no ratings, no evidence
+
+
+def test_bad_labelled_texts_and_options_are_refused_by_name():
+    with pytest.raises(ClassifierError, match="labelled text 2: label 'happy' is not an emotion"):
+        train_classifier(TRAIN, labelled=[LabelledText("a", "joy"), LabelledText("b", "happy")])
+    with pytest.raises(ClassifierError, match="labelled text 1: the text is empty"):
+        train_classifier(TRAIN, labelled=[LabelledText("  ", "joy")])
+    with pytest.raises(ClassifierError, match="option label_trust must be a number from"):
+        train_classifier(TRAIN, label_trust=0)
+    with pytest.raises(ClassifierError, match="option decoding must be 'joint' or 'argmax'"):
+        train_classifier(TRAIN, decoding="beam")
+    with pytest.raises(ClassifierError, match="option iterations must be a whole number"):
+        train_classifier(TRAIN, iterations=2.5)
+
+
+def test_progress_is_reported_per_fit():
+    steps = []
+    train_classifier(TRAIN[:8], labelled=LABELLED[:6], iterations=2, progress=lambda *a: steps.append(a[:2]))
+    assert steps == [(1, 3), (2, 3), (3, 3)]
+
+
+def test_a_prediction_keeps_its_label_distribution_and_posteriors(through_rules, tmp_path):
+    through_rules.save(tmp_path / "m")
+    result = ClassifierParser(str(tmp_path / "m")).parse_one("I found a leech in my bed")
+    decoded = result.extra["decoded"]
+    assert decoded["label"] == route(result.explication).label
+    assert max(decoded["label_mass"], key=decoded["label_mass"].get) == "disgust"
+    assert decoded["posteriors"]["body"]["yes"] > 0.5
+    assert Explication(**result.explication.slots()).body == "yes"
