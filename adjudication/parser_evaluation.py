@@ -50,6 +50,7 @@ from nsmcore.baselines import APPRAISALS, BaselineError, train_appraisal_baselin
 from nsmcore.evaluation import EvaluationError, Evidence, Proportion, evaluate, route_items
 from nsmcore.legality import is_legal
 from nsmcore.mapper import RuleSet
+from nsmcore.parsers import trained_item_ids
 from nsmcore.schema import SLOT_NAMES, SLOTS, canonical_value
 from rules.rulesets import active_rule_set
 
@@ -209,6 +210,7 @@ def parser_vs_gold(
     if p.kind != PARSER:
         raise EvaluationRequestError(f"pass {p.key} is not a parser pass: parser-vs-gold needs parser:<name>")
     scope = heldout or round_.item_set
+    _refuse_training_items(p.name, scope)
     parts = (round_.pk, scope.pk, p.key, _version(round_, p.name, scope), rule_set.content_hash)
     key = "nsm:parser-vs-gold:" + hashlib.sha256(repr(parts).encode()).hexdigest()
     found = cache.get(key)
@@ -216,6 +218,25 @@ def parser_vs_gold(
         found = _compute(round_, p, scope, rule_set)
         cache.set(key, found, CACHE_SECONDS)
     return found
+
+
+def _refuse_training_items(parser: str, scope: ItemSet) -> None:
+    """A parser scored on items it was trained on reads as perfect and means nothing: refuse,
+    naming the items (a model that records no training items is not refused)."""
+    trained = trained_item_ids(parser)
+    if not trained:
+        return
+    held = list(
+        Item.objects.filter(item_sets=scope).order_by("source_id").values_list("source_id", flat=True)
+    )
+    overlap = [sid for sid in held if sid in trained]
+    if overlap:
+        shown = ", ".join(overlap[:20]) + (f" and {len(overlap) - 20} more" if len(overlap) > 20 else "")
+        raise EvaluationRequestError(
+            f"parser {parser} was trained on {len(overlap)} of the {len(held)} held-out items of "
+            f"{scope.name}: {shown}; evaluate it on items it has not seen (another eval-tier set), "
+            "or train it again without them"
+        )
 
 
 def _compute(round_: Round, p: EvalPass, scope: ItemSet, rule_set: RuleSet) -> ParserVsGold:

@@ -205,7 +205,12 @@ def _training_example(obj: Any, name: str, number: int) -> tuple[str, dict[str, 
 def cmd_train_classifier(args: argparse.Namespace, out: IO[str]) -> int:
     from nsmcore.parsers.classifier import ClassifierError, train_classifier
 
-    examples = [_training_example(obj, args.input, number) for number, obj in _input_rows(args.input)]
+    rows = _input_rows(args.input)
+    examples = [_training_example(obj, args.input, number) for number, obj in rows]
+    # the ids the gold lines carry: an evaluation refuses to score the model on them
+    ids = sorted(
+        {str(o.get("id", o.get("text_id"))) for _, o in rows if o.get("id", o.get("text_id")) is not None}
+    )
     if not examples:
         raise InputError(f"{args.input}: no examples")
     labelled = _labelled_texts(args.labels) if args.labels else []
@@ -218,7 +223,7 @@ def cmd_train_classifier(args: argparse.Namespace, out: IO[str]) -> int:
         "label_trust": args.label_trust,
         "appraisal_weight": args.appraisal_weight,
     }
-    meta = {"input": os.path.abspath(args.input)}
+    meta: dict[str, Any] = {"input": os.path.abspath(args.input), "item_ids": ids}
     if args.labels:
         meta["labels"] = os.path.abspath(args.labels)
     try:

@@ -157,6 +157,8 @@ def training_manifest(
         "data_format_version": DATA_FORMAT_VERSION,
         "data_sha256": data_hash(records),
         "items": len({r.id for r in records}),
+        # what an evaluation checks a held-out set against (nsmcore.parsers.trained_item_ids)
+        "item_ids": sorted({r.id for r in records}),
         "records": len(records),
         "lines": lines,
         "sources": sources,

@@ -9,6 +9,8 @@ connections, only when asked for.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from nsmcore.parsers.base import Parser, ParseResult, ParserUnavailable, result_from_object, result_from_text
@@ -26,6 +28,7 @@ __all__ = [
     "make_parser",
     "result_from_object",
     "result_from_text",
+    "trained_item_ids",
 ]
 
 
@@ -50,3 +53,51 @@ def make_parser(backend: str = "lexical", **options: Any) -> Parser:
         raise ParserUnavailable(f"lexical parser: {error}") from None
     except TypeError as error:  # an option this backend does not take
         raise ParserUnavailable(f"{backend} parser: {error}") from None
+
+
+def _ids_in(doc: Any) -> set[str]:
+    """Item ids a card or training manifest records: ``item_ids`` at its top, under ``data`` (a
+    train job's manifest inside a card's meta), and a labelled source's ``ids``."""
+    found: set[str] = set()
+    if not isinstance(doc, dict):
+        return found
+    for holder in (
+        doc,
+        doc.get("meta"),
+        (doc.get("meta") or {}).get("data") if isinstance(doc.get("meta"), dict) else None,
+    ):
+        if isinstance(holder, dict) and isinstance(holder.get("item_ids"), list):
+            found |= {str(i) for i in holder["item_ids"]}
+        if isinstance(holder, dict) and isinstance(holder.get("data"), dict):
+            found |= {str(i) for i in holder["data"].get("item_ids", []) or []}
+    labelled = (doc.get("sources") or {}).get("labelled") if isinstance(doc.get("sources"), dict) else None
+    if isinstance(labelled, dict):
+        found |= {str(i) for i in labelled.get("ids", []) or []}
+    return found
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def trained_item_ids(name: str) -> frozenset[str] | None:
+    """The corpus ids of the items a parser was trained on, read from what its training wrote
+    beside the model (a classifier's ``card.json``; a LoRA adapter's training manifests under
+    ``data/``), without loading the model. None when the parser records none (the lexical
+    baseline, a server, a model trained elsewhere): nothing is known, so nothing is refused."""
+    if name.startswith("classifier:"):
+        folders = [Path(name.removeprefix("classifier:")).expanduser()]
+        docs = [_read_json(folders[0] / "card.json")]
+    elif name.startswith("transformers:") and "+" in name:
+        folder = Path(name.rpartition("+")[2]).expanduser()
+        docs = [_read_json(folder / "card.json")]
+        docs += [_read_json(path) for path in sorted((folder / "data").glob("*.manifest.json"))]
+    else:
+        return None
+    docs = [d for d in docs if d is not None]
+    if not docs:
+        return None
+    return frozenset(set().union(*(_ids_in(d) for d in docs)))

@@ -328,3 +328,60 @@ def test_the_command_exits_2_on_a_bad_held_out_set(round_, tmp_path, args, messa
         call_command("evaluate", "--round", "pe-round", *args, "--orders", "0", "--json", str(target))
     assert raised.value.returncode == 2
     assert not target.exists()
+
+
+def trained_classifier(folder, item_ids):
+    from nsmcore.parsers.classifier import train_classifier
+
+    examples = [
+        (f"{TEXTS[label]} ({sid})", {**(GUILT if label == "guilt" else PRIDE)})
+        for sid, label in LABELS.items()
+    ]
+    model = train_classifier(examples[:6], seed=0)
+    model.save(folder, meta={"data": {"item_ids": item_ids}})
+    return f"classifier:{folder}"
+
+
+def predict_held(round_, parser):
+    for item in Item.objects.filter(source="pe-test", source_id__in=HELD):
+        ParserPrediction.objects.create(
+            item=item, parser=parser, parser_version="v1", explication=GUILT, legal=True
+        )
+
+
+def test_a_parser_is_not_scored_on_items_it_was_trained_on(round_, tmp_path):
+    # trained on the round (h1 and h2 among its gold), then the eval set was drawn over them
+    parser = trained_classifier(tmp_path / "m", ["h1", "h2", "t1"])
+    predict_held(round_, parser)
+    with pytest.raises(
+        EvaluationRequestError, match=r"trained on 2 of the 5 held-out items of pe-heldout: h1, h2"
+    ):
+        parser_vs_gold(round_, f"parser:{parser}", heldout=heldout())
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.raises(CommandError, match="trained on 2 of the 5 held-out items"):
+        call_command(
+            "evaluate",
+            "--round",
+            round_.name,
+            "--pass",
+            f"parser:{parser}",
+            "--heldout",
+            "pe-heldout",
+            stdout=out,
+            stderr=err,
+        )
+
+
+def test_a_parser_trained_elsewhere_is_scored(round_, tmp_path):
+    parser = trained_classifier(tmp_path / "m", ["t1", "t2"])
+    predict_held(round_, parser)
+    result = parser_vs_gold(round_, f"parser:{parser}", heldout=heldout())
+    assert result.scored == 4
+
+
+def test_the_evaluation_page_refuses_a_parser_on_its_training_items(round_, tmp_path, adjudicator_client):
+    parser = trained_classifier(tmp_path / "m", ["h3"])
+    predict_held(round_, parser)
+    response = adjudicator_client.get(url(round_, f"pass=parser:{parser}&heldout=pe-heldout"))
+    assert response.status_code == 400
+    assert "trained on 1 of the 5 held-out items of pe-heldout: h3" in response.content.decode()

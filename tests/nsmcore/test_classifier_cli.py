@@ -130,3 +130,19 @@ def test_a_bad_labelled_line_exits_2_naming_it(tmp_path, line, message):
     assert code == 2 and out == ""
     assert message in err
     assert not folder.exists()
+
+
+def test_the_card_records_the_ids_it_was_trained_on(tmp_path):
+    from nsmcore.parsers import trained_item_ids
+
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text(jsonl(*({"text_id": f"g{k}", **line} for k, line in enumerate(gold_lines(TRAIN[:6])))))
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(jsonl({"id": "L1", "text": "a rat in the bath", "label": "disgust"}))
+    folder = tmp_path / "model"
+    argv = ["train-classifier", "--input", str(gold), "--out", str(folder), "--labels", str(labels)]
+    code, out, err = run(argv)
+    assert code == 0, err
+    assert trained_item_ids(f"classifier:{folder}") == {f"g{k}" for k in range(6)} | {"L1"}
+    assert trained_item_ids("lexical:v1") is None
+    assert trained_item_ids(f"classifier:{tmp_path / 'nowhere'}") is None
