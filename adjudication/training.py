@@ -13,6 +13,7 @@ from typing import Any
 
 from adjudication.models import GoldConstrual, GoldItem
 from annotator.models import SLOT_FIELDS, Annotation, Assignment, Item, ItemSet, ItemSetMember, Round
+from nsmcore.parsers.supervision import LabelledText
 from nsmcore.training_data import (
     HELD_OUT_TIERS,
     TrainingDataError,
@@ -155,3 +156,42 @@ def training_refusal(round_: Round) -> str:
     )
     ids = list(held)
     return held_out_message(ids) if ids else ""
+
+
+@dataclass(frozen=True)
+class LabelledSource:
+    """The labelled texts an item set gives training through the rules, and what was left out."""
+
+    rows: list[Any]  # nsmcore.parsers.supervision.LabelledText
+    left_out: dict[str, int]
+
+
+def labelled_texts(item_set: ItemSet, *, text_field: str, exclude: Iterable[str] = ()) -> LabelledSource:
+    """Every item of ``item_set`` as a labelled text (its reference label and appraisal ratings)
+    in ``text_field``, leaving out, counted: items in a held-out (eval-tier) set, the ``exclude``
+    items by corpus id (those whose gold trains the same model: they are already supervised), and
+    items without a label the active rule set knows."""
+    emotions = set(active_rule_set().emotions)
+    members = ItemSetMember.objects.filter(item_set=item_set).values("item_id")
+    held = set(
+        ItemSetMember.objects.filter(item_set__tier__in=HELD_OUT_TIERS, item_id__in=members).values_list(
+            "item_id", flat=True
+        )
+    )
+    excluded = set(exclude)
+    left_out = {"held_out": 0, "supervised_by_gold": 0, "no_known_label": 0}
+    rows = []
+    for pk, source_id, text, masked, label, appraisals in (
+        Item.objects.filter(pk__in=members)
+        .order_by("pk")
+        .values_list("pk", "source_id", "text", "masked_text", "reference_label", "appraisals")
+    ):
+        if pk in held:
+            left_out["held_out"] += 1
+        elif source_id in excluded:
+            left_out["supervised_by_gold"] += 1
+        elif label not in emotions:
+            left_out["no_known_label"] += 1
+        else:
+            rows.append(LabelledText(_text(text, masked, text_field), label, appraisals or {}, source_id))
+    return LabelledSource(rows, left_out)

@@ -222,6 +222,15 @@ class TrainIn(FormIn):
     max_length = serializers.IntegerField(required=False, min_value=64)
     seed = serializers.IntegerField(required=False, min_value=0)
     gradient_checkpointing = serializers.BooleanField(required=False, default=False)
+    labels_from = serializers.CharField(
+        required=False, allow_blank=True, max_length=100,
+        help_text="classifier only: an item set whose reference labels train through the rules",
+    )  # fmt: skip
+    encoder = serializers.CharField(
+        required=False, allow_blank=True, max_length=250,
+        help_text="classifier only: 'bundled' (all-MiniLM-L6-v2) or a model folder",
+    )  # fmt: skip
+    appraisal_weight = serializers.FloatField(required=False, min_value=0, max_value=10)
 
 
 class ExportOut(serializers.ModelSerializer):

@@ -13,7 +13,7 @@ from jobs.models import Job
 from jobs.parsers import backend_choices
 from jobs.prefill import job_prefill_start
 from jobs.raw_export import FORMATS, raw_export_start
-from jobs.training import LORA_FIELDS, METHODS, TrainParams, job_train_start
+from jobs.training import CLASSIFIER_FIELDS, LORA_FIELDS, METHODS, TrainParams, job_train_start
 from jobs.verification import job_verify_start, verifier_available, verifier_setting_problem
 from nsmcore.verifier import VerifierUnavailable
 
@@ -225,6 +225,23 @@ class TrainForm(TargetMixin, forms.Form):
     gradient_checkpointing = forms.BooleanField(
         required=False, help_text="less GPU memory for long prompts, about a third slower"
     )
+    labels_from = forms.CharField(
+        required=False,
+        max_length=100,
+        label="Labels from (item set)",
+        help_text="classifier only: an item set whose reference labels (and appraisal ratings) also train "
+        "the parser, through the rules; its eval-tier items are left out",
+    )
+    encoder = forms.CharField(
+        required=False,
+        max_length=250,
+        help_text="classifier only: sentence embeddings beside the n-grams: 'bundled' (all-MiniLM-L6-v2) "
+        "or a model folder; empty: none",
+    )
+    appraisal_weight = forms.FloatField(
+        required=False, min_value=0, max_value=10, initial=0.0,
+        help_text="classifier only, with labels: how much the appraisal ratings count (0: not at all)",
+    )  # fmt: skip
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -243,11 +260,16 @@ class TrainForm(TargetMixin, forms.Form):
     def params(self) -> dict:
         data = dict(self.cleaned_data)
         data.pop("target")
-        for name in ("passes", "base_model", "output_dir", "target_modules"):
+        for name in ("passes", "base_model", "output_dir", "target_modules", "labels_from", "encoder"):
             data[name] = (data.get(name) or "").strip()
+        if data.get("appraisal_weight") is None:
+            data["appraisal_weight"] = 0.0
         if data["method"] != "lora":
             for name in ("base_model", *LORA_FIELDS):
                 data.pop(name, None)  # not used: the job keeps the defaults
+        else:
+            for name in CLASSIFIER_FIELDS:
+                data.pop(name, None)
         return data
 
     def start(self, *, user) -> Job:

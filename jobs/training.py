@@ -29,7 +29,7 @@ from django.conf import settings
 from django.utils.html import format_html
 
 from adjudication.gold import gold_sync
-from adjudication.training import TrainingSource, parse_passes, training_data
+from adjudication.training import TrainingSource, labelled_texts, parse_passes, training_data
 from annotator.models import ItemSet, Round
 from jobs.kinds import JobError, JobKind, Params, job_kind_register
 from jobs.models import Job
@@ -37,7 +37,13 @@ from jobs.services import job_create, job_stopped
 from nsmcore import charts
 from nsmcore.lora import LoraError, LoraSettings, last_checkpoint, train_lora
 from nsmcore.parsers.base import ParserUnavailable
-from nsmcore.parsers.classifier import CARD_FILE, ClassifierError, ClassifierParser, train_classifier
+from nsmcore.parsers.classifier import (
+    CARD_FILE,
+    DEFAULT_OPTIONS,
+    ClassifierError,
+    ClassifierParser,
+    train_classifier,
+)
 from nsmcore.schema import SLOTS
 from nsmcore.training_data import (
     TrainingDataError,
@@ -51,6 +57,7 @@ from nsmcore.training_data import (
     write_atomic,
     write_training,
 )
+from rules.rulesets import active_rule_set
 
 TRAIN = "train"
 DATA_FILE = Path("data") / "train.prompt.jsonl"
@@ -59,6 +66,8 @@ PAIRS_FILE = Path("data") / "train.pairs.jsonl"
 #: leave them at their defaults for it)
 LORA_FIELDS = ("rank", "alpha", "dropout", "target_modules", "epochs", "learning_rate", "batch_size",
                "grad_accum", "max_length", "checkpoint_every", "gradient_checkpointing")  # fmt: skip
+#: the settings only the classifier method reads
+CLASSIFIER_FIELDS = ("labels_from", "encoder", "appraisal_weight")
 #: the loss curve keeps at most this many points (means of consecutive steps beyond it)
 CURVE_POINTS = 200
 
@@ -85,6 +94,13 @@ class TrainParams(Params):
     seed: int = 0
     checkpoint_every: int = 50
     gradient_checkpointing: bool = False
+    #: classifier only: an item set whose items' reference labels (and appraisal ratings) train
+    #: the parser through the rules; eval-tier items are left out
+    labels_from: str = ""
+    #: classifier only: sentence embeddings beside the n-grams ("bundled" or a model folder)
+    encoder: str = ""
+    #: classifier only: exponent of the appraisal evidence (0: ratings unused)
+    appraisal_weight: float = 0.0
 
     def validate(self) -> None:
         if self.method not in METHODS:
@@ -94,6 +110,12 @@ class TrainParams(Params):
                 "base_model",
                 "empty; the lora method needs the base model's name or local folder (e.g. NSM_PARSER_MODEL)",
             )
+        if self.method != "classifier":
+            for name in CLASSIFIER_FIELDS:
+                if getattr(self, name) != TrainParams.__dataclass_fields__[name].default:
+                    self.bad(name, "for the classifier method only")
+        if not 0 <= self.appraisal_weight <= 10:
+            self.bad("appraisal_weight", f"must be from 0 to 10, got {self.appraisal_weight}")
         try:
             parse_passes(self.passes)
             if self.method == "lora":
@@ -185,28 +207,65 @@ def run_lora(
 def run_classifier(
     job: Job, params: TrainParams, rows: list[dict[str, Any]], manifest: dict[str, Any], out: Path
 ) -> bool:
-    """One step of a few seconds: fit, save with the data's manifest in the card, read the folder
-    back as a prefill job will, and record the parser's name and version as the job's engine."""
-    Job.objects.filter(pk=job.pk).update(engine=f"classifier:{out}"[:300], done=0, total=1)
+    """Fit (on the gold pairs and, with ``labels_from``, through the rules on that item set's
+    labelled texts, one step per EM round), save with the data's manifest in the card, read the
+    folder back as a prefill job will, and record the parser's name and version as the engine."""
+    labelled, left_out = labelled_for(job, params, rows)
+    steps = 1 + (DEFAULT_OPTIONS["iterations"] if labelled else 0)
+    Job.objects.filter(pk=job.pk).update(engine=f"classifier:{out}"[:300], done=0, total=steps)
     if job_stopped(job.pk):
         return False
     started = time.monotonic()
-    model = train_classifier([(row["text"], row["slots"]) for row in rows], seed=params.seed)
-    model.save(out, meta={"job": job.pk, "method": "classifier", "data": manifest})
+
+    def progress(step: int, total: int, what: str) -> None:
+        Job.objects.filter(pk=job.pk).update(done=step, total=total)
+
+    options: dict[str, Any] = {"encoder": params.encoder, "appraisal_weight": params.appraisal_weight}
+    try:
+        model = train_classifier(
+            [(row["text"], row["slots"]) for row in rows],
+            seed=params.seed, labelled=labelled, rule_set=active_rule_set(), progress=progress, **options,
+        )  # fmt: skip
+    except ClassifierError as error:
+        raise JobError(str(error)) from None
+    meta = {"job": job.pk, "method": "classifier", "data": manifest}
+    if params.labels_from:
+        meta["labels"] = {"item_set": params.labels_from, "texts": len(labelled), "left_out": left_out}
+    model.save(out, meta=meta)
     seconds = round(time.monotonic() - started, 3)
     try:
         parser = ClassifierParser(str(out))
     except ParserUnavailable as error:
         raise JobError(str(error)) from None
     summary = {
-        "method": "classifier", "model": str(out), "card": str(out / CARD_FILE), "step": 1,
+        "method": "classifier", "model": str(out), "card": str(out / CARD_FILE), "step": steps,
         "data": _data_summary(manifest), "data_hash": model.data_hash, "examples": model.examples,
         "features": model.card["sizes"]["features"], "value_counts": model.value_counts, "seconds": seconds,
+        "labelled": meta.get("labels"),
     }  # fmt: skip
     Job.objects.filter(pk=job.pk).update(
-        done=1, total=1, summary=summary, engine=parser.name[:300], engine_version=parser.version[:100]
+        done=steps,
+        total=steps,
+        summary=summary,
+        engine=parser.name[:300],
+        engine_version=parser.version[:100],
     )
     return True
+
+
+def labelled_for(
+    job: Job, params: TrainParams, rows: list[dict[str, Any]]
+) -> tuple[list[Any], dict[str, int]]:
+    """The labelled texts of ``labels_from`` (none without it), read in the round's text field
+    (an item set's job: the masked text, what annotators usually see), the gold items left out."""
+    if not params.labels_from:
+        return [], {}
+    item_set = ItemSet.objects.filter(name=params.labels_from).first()
+    if item_set is None:
+        raise JobError(f"train job parameter 'labels_from': no item set named {params.labels_from!r}")
+    text_field = job.round.text_field if job.round_id else Round.TEXT_MASKED
+    source = labelled_texts(item_set, text_field=text_field, exclude={str(r.get("id", "")) for r in rows})
+    return source.rows, source.left_out
 
 
 def pair_rows(records: list[TrainingRecord]) -> list[dict[str, Any]]:
@@ -349,6 +408,8 @@ def job_train_start(
     base = params.base_model
     if base.startswith(("/", "./", "../", "~")) and not Path(base).expanduser().is_dir():
         raise JobError(f"train job parameter 'base_model': no model folder at {base}")
+    if params.labels_from and not ItemSet.objects.filter(name=params.labels_from).exists():
+        raise JobError(f"train job parameter 'labels_from': no item set named {params.labels_from!r}")
     try:
         source = source_for(round_=round_, item_set=item_set, passes=params.passes)
     except TrainingDataError as error:

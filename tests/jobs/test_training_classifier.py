@@ -179,3 +179,70 @@ def test_train_parser_with_method_classifier(gold_round, tmp_path):
     assert card["seed"] == 2 and card["meta"]["job"] == job.pk
     assert job.typed_params.base_model == "" and job.typed_params.method == "classifier"
     assert Path(folder / MODEL_FILE).is_file()
+
+
+@pytest.fixture
+def label_pool(gold_round):
+    """Labelled texts (no explications) beside the round: twelve new ones, one of them held out,
+    and the round's own items (their gold already supervises the model)."""
+    from annotator.imports import items_import
+
+    lines = [
+        json.dumps({"text_id": f"lab-{k}", "emotion": label, "text": text})
+        for k, (label, text) in enumerate(
+            [
+                ("disgust", f"I found a {c} in my {p}")
+                for c in ("rat", "slug", "leech")
+                for p in ("bed", "sink")
+            ]
+            + [("sadness", f"my old {p} died") for p in ("cat", "dog", "horse", "fish", "bird", "frog")]
+        )
+    ]
+    items_import(data="\n".join(lines), fmt="jsonl", source="labels")
+    new = list(Item.objects.filter(source="labels").order_by("source_id"))
+    pool = item_set_from_items(
+        name="label-pool", items=new + list(Item.objects.filter(item_sets=gold_round.item_set))
+    )
+    item_set_from_items(name="label-eval", items=[new[0]], tier=ItemSet.Tier.EVAL)
+    return pool, new
+
+
+def test_a_classifier_trains_through_the_rules_on_an_item_sets_labels(
+    gold_round, admin_user, label_pool, tmp_path
+):
+    pool, new = label_pool
+    out = tmp_path / "clf"
+    job = job_train_start(
+        user=admin_user, round_=gold_round, method="classifier", output_dir=str(out),
+        labels_from=pool.name, enqueue=False,
+    )  # fmt: skip
+    job_run(job.pk)
+    job.refresh_from_db()
+    assert (job.status, job.done, job.total, job.error) == ("done", 3, 3, "")  # gold fit + 2 EM rounds
+    card = json.loads((out / CARD_FILE).read_text())
+    labels = card["meta"]["labels"]
+    assert labels == {
+        "item_set": "label-pool", "texts": 11,
+        "left_out": {"held_out": 1, "supervised_by_gold": 4, "no_known_label": 0},
+    }  # fmt: skip
+    assert card["sources"]["labelled"]["ids"] == sorted(i.source_id for i in new[1:])
+    assert job.summary["labelled"]["texts"] == 11
+    from nsmcore.parsers import trained_item_ids
+
+    trained = trained_item_ids(job.engine)
+    assert {i.source_id for i in new[1:]} <= trained and new[0].source_id not in trained
+
+
+def test_labels_from_is_checked_before_a_job_exists(gold_round, admin_user, admin_client):
+    with pytest.raises(JobError, match="'labels_from': no item set named 'nowhere'"):
+        job_train_start(user=admin_user, round_=gold_round, method="classifier", labels_from="nowhere")
+    with pytest.raises(JobError, match="labels_from"):
+        job_train_start(
+            user=admin_user, round_=gold_round, method="lora", base_model="x", labels_from="label-pool"
+        )
+    before = Job.objects.count()
+    response = admin_client.post(
+        reverse("job_train"), form_data(gold_round, method="classifier", labels_from="nowhere")
+    )
+    assert response.status_code == 400 and "no item set named" in response.content.decode()
+    assert Job.objects.count() == before

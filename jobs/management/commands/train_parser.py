@@ -45,6 +45,18 @@ class Command(BaseCommand):
         parser.add_argument("--learning-rate", "--lr", type=float, default=FIELDS["learning_rate"].default)
         parser.add_argument("--target-modules", default="", help="comma-separated; empty: the architecture's")
         parser.add_argument("--gradient-checkpointing", action="store_true")
+        parser.add_argument(
+            "--labels-from",
+            default="",
+            metavar="ITEM_SET",
+            help="classifier: train through the rules on this item set's reference labels too",
+        )
+        parser.add_argument(
+            "--encoder", default="", help="classifier: sentence embeddings ('bundled' or a folder)"
+        )
+        parser.add_argument(
+            "--appraisal-weight", type=float, default=0.0, help="classifier: appraisal evidence"
+        )
         parser.add_argument("--background", action="store_true", help="queue for the worker and return")
 
     def handle(self, *args, **options):
@@ -64,6 +76,11 @@ class Command(BaseCommand):
                     "method": options["method"],
                     "passes": options["passes"],
                     "output_dir": options["out"],
+                }
+                values |= {
+                    "labels_from": options["labels_from"],
+                    "encoder": options["encoder"],
+                    "appraisal_weight": options["appraisal_weight"],
                 }
                 if options["method"] != "lora":  # the LoRA settings do not apply
                     values = {k: v for k, v in values.items() if k not in LORA_FIELDS}
