@@ -13,6 +13,7 @@ urlpatterns = [
     path("", include("annotator.urls")),
     path("", include("jobs.urls")),
     path("", include("adjudication.urls")),
+    path("", include("registry.urls")),
     path("", include("adjudication.rule_revision_urls")),
     path("rules/", include("rules.urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),

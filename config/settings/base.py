@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "rules",
     "annotator",
+    "registry",
     "verification",
     "adjudication",
     "jobs",

@@ -1,4 +1,4 @@
-"""The house's floors: nsmcore at the ground, then rules, annotator, verification, adjudication and
+"""The house's floors: nsmcore at the ground, then rules, annotator, registry, verification, adjudication and
 jobs; a module imports only from its own floor or below (inside functions too), and no modules
 import each other in a circle."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-LAYERS = ("nsmcore", "rules", "annotator", "verification", "adjudication", "jobs")
+LAYERS = ("nsmcore", "rules", "annotator", "registry", "verification", "adjudication", "jobs")
 
 
 def import_graph() -> dict[str, set[str]]:

@@ -1,0 +1,68 @@
+"""The registry's API: GET /api/parsers/ (filter by name or backend) and GET /api/parsers/{id}/."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics, serializers
+from rest_framework.permissions import BasePermission, IsAuthenticated
+from rest_framework.request import Request
+
+from annotator.roles import ADJUDICATOR, ADMIN, user_roles
+from registry.models import RegisteredParser
+
+
+class IsAdjudicatorOrAdmin(BasePermission):
+    message = "the parser registry is for adjudicators and admins"
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return bool(user_roles(request.user) & {ADJUDICATOR, ADMIN})
+
+
+class ParserOut(serializers.ModelSerializer):
+    spec = serializers.CharField(read_only=True, help_text="NAME@VERSION: what a prefill job takes as model")
+    parser_name = serializers.CharField(read_only=True, help_text="the name its predictions carry")
+    created_by = serializers.CharField(source="created_by.username", read_only=True, default=None)
+    trained_on = serializers.SerializerMethodField(help_text="how many corpus items trained it")
+
+    class Meta:
+        model = RegisteredParser
+        fields = ["id", "name", "version", "spec", "backend", "parser_name", "description", "job_id",
+                  "trained_on", "created_by", "created_at"]  # fmt: skip
+
+    def get_trained_on(self, obj: RegisteredParser) -> int:
+        return len(obj.trained_on)
+
+
+class ParserDetailOut(ParserOut):
+    class Meta(ParserOut.Meta):
+        fields = [*ParserOut.Meta.fields, "card"]
+
+
+@extend_schema(
+    parameters=[
+        OpenApiParameter("name", str, description="one parser's versions"),
+        OpenApiParameter("backend", str, enum=RegisteredParser.Backend.values),
+    ]
+)
+class ParserList(generics.ListAPIView):
+    """Registered parsers, newest version first within each name."""
+
+    serializer_class = ParserOut
+    permission_classes = [IsAuthenticated & IsAdjudicatorOrAdmin]
+
+    def get_queryset(self):
+        found = RegisteredParser.objects.select_related("created_by")
+        for key in ("name", "backend"):
+            if self.request.query_params.get(key):
+                found = found.filter(**{key: self.request.query_params[key]})
+        return found
+
+
+class ParserDetail(generics.RetrieveAPIView):
+    """One registered parser with its whole card (training data, options, sources)."""
+
+    serializer_class = ParserDetailOut
+    permission_classes = [IsAuthenticated & IsAdjudicatorOrAdmin]
+    queryset = RegisteredParser.objects.select_related("created_by")

@@ -1,0 +1,39 @@
+"""The registry's pages: the trained parsers by name, and one version's card."""
+
+from __future__ import annotations
+
+import json
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from annotator.roles import ADJUDICATOR, ADMIN, require_role
+from registry.models import RegisteredParser
+from registry.selectors import parsers_list
+
+
+@require_role(ADJUDICATOR, ADMIN)
+def parser_list(request: HttpRequest) -> HttpResponse:
+    return render(
+        request, "registry/parser_list.html", {"parsers": parsers_list().select_related("created_by")}
+    )
+
+
+@require_role(ADJUDICATOR, ADMIN)
+def parser_detail(request: HttpRequest, name: str, version: int) -> HttpResponse:
+    parser = RegisteredParser.objects.filter(name=name, version=version).select_related("created_by").first()
+    if parser is None:
+        raise Http404(f"no registered parser {name}@{version}")
+    card = parser.card or {}
+    labelled = (card.get("sources") or {}).get("labelled") or {}
+    data = ((card.get("meta") or {}).get("data")) or {}
+    context = {
+        "parser": parser,
+        "options": card.get("options") or {},
+        "labelled": {k: v for k, v in labelled.items() if k != "ids"},
+        "data": {k: v for k, v in data.items() if k != "item_ids"},
+        "encoder": (card.get("sources") or {}).get("encoder", ""),
+        "card_json": json.dumps(card, indent=2, ensure_ascii=False)[:200_000],
+        "trained_count": len(parser.trained_on),
+    }
+    return render(request, "registry/parser_detail.html", context)

@@ -1,0 +1,134 @@
+"""The parser registry: a train job registers its parser as the next version of a name; a prefill
+job takes it by name (never a path) and names its predictions by it; an unknown name is refused
+before a job exists; an evaluation refuses the items it was trained on; the page, the API and the
+command list it, for adjudicators and admins only."""
+
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.urls import reverse
+
+from adjudication.evaluation import EvaluationRequestError
+from adjudication.parser_evaluation import parser_vs_gold
+from annotator.models import Item, ItemSet, ParserPrediction
+from annotator.sampling import item_set_from_items
+from jobs.kinds import JobError
+from jobs.prefill import job_prefill_start
+from jobs.services import job_run
+from jobs.training import job_train_start
+from registry.models import RegisteredParser
+from registry.selectors import UnknownParser, parser_get
+from registry.services import RegistryError, parser_register
+
+
+def train(user, round_, tmp_path, **extra):
+    out = tmp_path / f"m{RegisteredParser.objects.count()}"
+    job = job_train_start(
+        user=user, round_=round_, method="classifier", output_dir=str(out), enqueue=False, **extra
+    )
+    job_run(job.pk)
+    job.refresh_from_db()
+    assert job.status == "done", job.error
+    return job
+
+
+@pytest.fixture
+def registered(gold_round, admin_user, tmp_path):
+    return train(admin_user, gold_round, tmp_path)
+
+
+def test_a_train_job_registers_the_next_version_of_its_name(gold_round, admin_user, tmp_path, registered):
+    first = RegisteredParser.objects.get(job_id=registered.pk)
+    assert (first.name, first.version, first.backend) == (
+        f"classifier-{gold_round.name}".lower()[:63],
+        1,
+        "classifier",
+    )
+    assert registered.summary["registered"] == first.spec
+    assert registered.engine == f"classifier:{first.spec}"
+    assert sorted(first.trained_on) == sorted(
+        Item.objects.filter(item_sets=gold_round.item_set).values_list("source_id", flat=True)
+    )
+    assert first.card["data_hash"] and first.created_by == admin_user
+    second = train(admin_user, gold_round, tmp_path)
+    assert RegisteredParser.objects.get(job_id=second.pk).version == 2
+    named = train(admin_user, gold_round, tmp_path, parser_name="clf-pilot")
+    assert RegisteredParser.objects.get(job_id=named.pk).spec == "clf-pilot@1"
+    assert parser_get(first.name).version == 2 and parser_get(f"{first.name}@1") == first
+
+
+def test_a_bad_name_is_refused_before_a_job_exists(gold_round, admin_user):
+    with pytest.raises(JobError, match="parser name 'Bad Name'"):
+        job_train_start(user=admin_user, round_=gold_round, method="classifier", parser_name="Bad Name")
+    with pytest.raises(RegistryError, match="parser name"):
+        parser_register(name="a/b", backend="classifier", folder="/x", card={}, trained_on=[])
+
+
+def test_prefill_takes_a_registered_parser_by_name(registered, admin_user, items):
+    spec = RegisteredParser.objects.get(job_id=registered.pk).spec
+    other = item_set_from_items(name="to-prefill", items=items[:2])
+    job = job_prefill_start(
+        user=admin_user, item_set=other, backend="classifier", model=spec.split("@")[0], enqueue=False
+    )
+    job_run(job.pk)
+    job.refresh_from_db()
+    assert job.status == "done" and job.engine == f"classifier:{spec}"
+    names = set(ParserPrediction.objects.filter(job_id=job.pk).values_list("parser", flat=True))
+    assert names == {f"classifier:{spec}"} and ParserPrediction.objects.filter(job_id=job.pk).count() == 2
+    raw = json.loads(ParserPrediction.objects.filter(parser=f"classifier:{spec}").first().raw_output)
+    assert raw["decoding"] == "joint" and "label_mass" in raw and "posteriors" in raw
+
+
+def test_an_unknown_parser_is_refused_before_a_job_exists(registered, admin_user, items):
+    other = item_set_from_items(name="to-prefill", items=items[:2])
+    with pytest.raises(
+        JobError, match="no registered parser or classifier model folder 'nope'; registered: classifier-"
+    ):
+        job_prefill_start(user=admin_user, item_set=other, backend="classifier", model="nope", enqueue=False)
+    with pytest.raises(UnknownParser, match="registered: classifier-"):
+        parser_get("nope")
+
+
+def test_an_evaluation_refuses_a_registered_parsers_training_items(registered, gold_round):
+    spec = RegisteredParser.objects.get(job_id=registered.pk).spec
+    trained_item = Item.objects.filter(item_sets=gold_round.item_set).order_by("source_id").first()
+    ParserPrediction.objects.create(
+        item=trained_item, parser=f"classifier:{spec}", parser_version="v", explication=None, legal=False
+    )
+    held = item_set_from_items(name="drawn-later", items=[trained_item], tier=ItemSet.Tier.EVAL)
+    with pytest.raises(
+        EvaluationRequestError,
+        match=f"trained on 1 of the 1 held-out items of drawn-later: {trained_item.source_id}",
+    ):
+        parser_vs_gold(gold_round, f"parser:classifier:{spec}", heldout=held)
+
+
+def test_the_page_api_and_command_list_it_for_adjudicators_and_admins(
+    registered, client, adjudicator, annotator
+):
+    parser = RegisteredParser.objects.get(job_id=registered.pk)
+    client.force_login(annotator)
+    assert client.get(reverse("parsers")).status_code == 403
+    assert client.get(reverse("api_parsers")).status_code == 403
+    client.force_login(adjudicator)
+    page = client.get(reverse("parsers")).content.decode()
+    assert parser.spec in page and f"job #{registered.pk}" in page
+    detail = client.get(reverse("parser_detail", args=[parser.name, parser.version])).content.decode()
+    assert "data_hash" in detail and parser.parser_name in detail
+    assert client.get(reverse("parser_detail", args=[parser.name, 9])).status_code == 404
+    listed = client.get(reverse("api_parsers")).json()
+    rows = listed["results"] if isinstance(listed, dict) else listed
+    assert [r["spec"] for r in rows] == [parser.spec] and rows[0]["trained_on"] == len(parser.trained_on)
+    one = client.get(reverse("api_parser", args=[parser.pk])).json()
+    assert one["card"]["data_hash"] == parser.card["data_hash"]
+    out = io.StringIO()
+    call_command("parsers", stdout=out)
+    assert parser.spec in out.getvalue()
+    out = io.StringIO()
+    call_command("parsers", parser.name, stdout=out)
+    assert f"trained on {len(parser.trained_on)} items" in out.getvalue()
+    with pytest.raises(CommandError, match="no registered parser 'nope'"):
+        call_command("parsers", "nope")
