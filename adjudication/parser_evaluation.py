@@ -50,8 +50,8 @@ from nsmcore.baselines import APPRAISALS, BaselineError, train_appraisal_baselin
 from nsmcore.evaluation import EvaluationError, Evidence, Proportion, evaluate, route_items
 from nsmcore.legality import is_legal
 from nsmcore.mapper import RuleSet
-from nsmcore.parsers import trained_item_ids
 from nsmcore.schema import SLOT_NAMES, SLOTS, canonical_value
+from registry.selectors import trained_ids
 from rules.rulesets import active_rule_set
 
 PATHWAY, LABEL_CLASSIFIER, APPRAISAL = "parser pathway", "label classifier", "appraisal baseline"
@@ -223,7 +223,7 @@ def parser_vs_gold(
 def _refuse_training_items(parser: str, scope: ItemSet) -> None:
     """A parser scored on items it was trained on reads as perfect and means nothing: refuse,
     naming the items (a model that records no training items is not refused)."""
-    trained = trained_item_ids(parser)
+    trained = trained_ids(parser)
     if not trained:
         return
     held = list(

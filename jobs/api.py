@@ -222,6 +222,10 @@ class TrainIn(FormIn):
     max_length = serializers.IntegerField(required=False, min_value=64)
     seed = serializers.IntegerField(required=False, min_value=0)
     gradient_checkpointing = serializers.BooleanField(required=False, default=False)
+    parser_name = serializers.CharField(
+        required=False, allow_blank=True, max_length=63,
+        help_text="the registry name the trained parser gets; empty: METHOD-SCOPE",
+    )  # fmt: skip
     labels_from = serializers.CharField(
         required=False, allow_blank=True, max_length=100,
         help_text="classifier only: an item set whose reference labels train through the rules",

@@ -50,7 +50,9 @@ class PrefillForm(TargetMixin, forms.Form):
     model = forms.CharField(
         required=False,
         max_length=250,
-        help_text="model name or local path; empty: the setting (NSM_PARSER_MODEL or NSM_OPENAI_MODEL)",
+        help_text="classifier: a registered parser by name (the list offers them; NAME is its newest "
+        "version); others: a model name or folder; empty: the setting (NSM_PARSER_MODEL or NSM_OPENAI_MODEL)",
+        widget=forms.TextInput(attrs={"list": "registered-parsers", "autocomplete": "off"}),
     )
     mode = forms.ChoiceField(
         choices=[("", "from settings"), ("schema", "JSON schema"), ("free", "free decoding")],
@@ -63,7 +65,9 @@ class PrefillForm(TargetMixin, forms.Form):
         help_text="transformers only: a LoRA adapter folder over the model (a train job's output); "
         "empty: NSM_PARSER_ADAPTER when the model is the setting's",
     )
-    text_field = forms.ChoiceField(choices=Round.TEXT_FIELDS, initial=Round.TEXT_GENERATED)
+    # the masked text by default: the generated text names the emotion, and a parser that reads it
+    # prefills from the answer (a round's items are read in the round's field whatever this says)
+    text_field = forms.ChoiceField(choices=Round.TEXT_FIELDS, initial=Round.TEXT_MASKED)
     overwrite = forms.BooleanField(
         required=False, help_text="parse again items that already have a prediction"
     )
@@ -225,6 +229,10 @@ class TrainForm(TargetMixin, forms.Form):
     gradient_checkpointing = forms.BooleanField(
         required=False, help_text="less GPU memory for long prompts, about a third slower"
     )
+    parser_name = forms.CharField(
+        required=False, max_length=63, label="Parser name",
+        help_text="the registry name the trained parser gets (its next version); empty: METHOD-SCOPE",
+    )  # fmt: skip
     labels_from = forms.CharField(
         required=False,
         max_length=100,
@@ -260,7 +268,15 @@ class TrainForm(TargetMixin, forms.Form):
     def params(self) -> dict:
         data = dict(self.cleaned_data)
         data.pop("target")
-        for name in ("passes", "base_model", "output_dir", "target_modules", "labels_from", "encoder"):
+        for name in (
+            "passes",
+            "base_model",
+            "output_dir",
+            "target_modules",
+            "labels_from",
+            "encoder",
+            "parser_name",
+        ):
             data[name] = (data.get(name) or "").strip()
         if data.get("appraisal_weight") is None:
             data["appraisal_weight"] = 0.0

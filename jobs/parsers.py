@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 
 from nsmcore.parsers import BACKENDS, Parser, make_parser
+from registry.selectors import is_spec, parser_for_folder, parser_get, parsers_list
 
 
 def parser_options(backend: str, model: str = "", adapter: str = "") -> dict[str, Any]:
@@ -22,7 +24,13 @@ def parser_options(backend: str, model: str = "", adapter: str = "") -> dict[str
             "batch_size": settings.NSM_PARSER_BATCH_SIZE,
         }
     if backend == "classifier":
-        return {"model": model or settings.NSM_PARSER_MODEL}
+        spec = model or settings.NSM_PARSER_MODEL
+        if spec and is_spec(spec):  # a registered parser, by name: its folder, named by its spec
+            found = parser_get(spec)
+            return {"model": found.folder, "label": found.spec}
+        # a registered parser's folder given as a path is still that parser (one name per model)
+        found = parser_for_folder(spec) if spec else None
+        return {"model": spec, "label": found.spec} if found else {"model": spec}
     if backend == "openai":
         return {
             "base_url": settings.NSM_OPENAI_BASE_URL,
@@ -40,6 +48,14 @@ def parser_setting_problem(backend: str, model: str = "") -> str | None:
     """Why the backend has nothing to run with, naming the setting (no model, no server), known
     without loading anything; None otherwise. A prefill is refused with it before a job exists,
     instead of failing on the worker (and again on every resume)."""
+    if backend == "classifier":
+        spec = model or settings.NSM_PARSER_MODEL
+        if not spec:
+            return "no model given: choose a registered parser (Parsers page) or set NSM_PARSER_MODEL"
+        if not is_spec(spec) and not (Path(spec).expanduser() / "card.json").is_file():
+            known = ", ".join(p.spec for p in parsers_list(backend="classifier")[:10]) or "none yet"
+            return f"no registered parser or classifier model folder {spec!r}; registered: {known}"
+        return None
     options = parser_options(backend, model)
     if backend == "transformers" and not options["model"]:
         return "no model given: give one with the job, or set NSM_PARSER_MODEL (a model name or a folder)"
@@ -64,6 +80,6 @@ def backend_choices() -> list[tuple[str, str]]:
         "lexical": "lexical baseline (cue lists, no model)",
         "transformers": "local causal LM (transformers, constrained)",
         "openai": "OpenAI-compatible server",
-        "classifier": "classifier parser (scikit-learn, trained from gold)",
+        "classifier": "classifier parser (scikit-learn, trained here: a registered parser by name)",
     }
     return [(b, labels[b]) for b in BACKENDS]

@@ -27,6 +27,7 @@ from typing import Any
 
 from django.conf import settings
 from django.utils.html import format_html
+from django.utils.text import slugify
 
 from adjudication.gold import gold_sync
 from adjudication.training import TrainingSource, labelled_texts, parse_passes, training_data
@@ -36,6 +37,7 @@ from jobs.models import Job
 from jobs.services import job_create, job_stopped
 from nsmcore import charts
 from nsmcore.lora import LoraError, LoraSettings, last_checkpoint, train_lora
+from nsmcore.parsers import trained_item_ids
 from nsmcore.parsers.base import ParserUnavailable
 from nsmcore.parsers.classifier import (
     CARD_FILE,
@@ -57,6 +59,8 @@ from nsmcore.training_data import (
     write_atomic,
     write_training,
 )
+from registry.models import RegisteredParser
+from registry.services import RegistryError, check_name, parser_register
 from rules.rulesets import active_rule_set
 
 TRAIN = "train"
@@ -94,6 +98,8 @@ class TrainParams(Params):
     seed: int = 0
     checkpoint_every: int = 50
     gradient_checkpointing: bool = False
+    #: the registry name the trained parser gets (a new version of it); empty: METHOD-SCOPE
+    parser_name: str = ""
     #: classifier only: an item set whose items' reference labels (and appraisal ratings) train
     #: the parser through the rules; eval-tier items are left out
     labels_from: str = ""
@@ -114,6 +120,11 @@ class TrainParams(Params):
             for name in CLASSIFIER_FIELDS:
                 if getattr(self, name) != TrainParams.__dataclass_fields__[name].default:
                     self.bad(name, "for the classifier method only")
+        if self.parser_name:
+            try:
+                check_name(self.parser_name)
+            except RegistryError as error:
+                self.bad("parser_name", str(error))
         if not 0 <= self.appraisal_weight <= 10:
             self.bad("appraisal_weight", f"must be from 0 to 10, got {self.appraisal_weight}")
         try:
@@ -234,11 +245,14 @@ def run_classifier(
     model.save(out, meta=meta)
     seconds = round(time.monotonic() - started, 3)
     try:
-        parser = ClassifierParser(str(out))
+        ClassifierParser(str(out))  # read back as a prefill job will
     except ParserUnavailable as error:
         raise JobError(str(error)) from None
+    registered = register_trained(job, params, out, model.card)
+    parser = ClassifierParser(str(out), label=registered.spec)
     summary = {
-        "method": "classifier", "model": str(out), "card": str(out / CARD_FILE), "step": steps,
+        "method": "classifier", "model": str(out), "registered": registered.spec,
+        "card": str(out / CARD_FILE), "step": steps,
         "data": _data_summary(manifest), "data_hash": model.data_hash, "examples": model.examples,
         "features": model.card["sizes"]["features"], "value_counts": model.value_counts, "seconds": seconds,
         "labelled": meta.get("labels"),
@@ -251,6 +265,30 @@ def run_classifier(
         engine_version=parser.version[:100],
     )
     return True
+
+
+def register_trained(job: Job, params: TrainParams, out: Path, card: dict[str, Any]) -> Any:
+    """The trained parser as the next version of its registry name (a resumed job that already
+    registered updates its own version instead of taking another)."""
+    trained = sorted(trained_item_ids(f"classifier:{out}") or [])
+    mine = RegisteredParser.objects.filter(job_id=job.pk).first()
+    if mine is not None:
+        RegisteredParser.objects.filter(pk=mine.pk).update(folder=str(out), card=card, trained_on=trained)
+        mine.refresh_from_db()
+        return mine
+    name = params.parser_name or default_parser_name(job, params)
+    try:
+        return parser_register(
+            name=name, backend="classifier", folder=out, card=card, trained_on=trained,
+            user=job.created_by, job_id=job.pk,
+        )  # fmt: skip
+    except RegistryError as error:
+        raise JobError(str(error)) from None
+
+
+def default_parser_name(job: Job, params: TrainParams) -> str:
+    scope = job.round.name if job.round_id else job.item_set.name
+    return (f"{params.method}-" + (slugify(scope) or "data"))[:63]
 
 
 def labelled_for(

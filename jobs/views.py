@@ -20,6 +20,7 @@ from jobs.prefill import PREFILL
 from jobs.raw_export import RAW_EXPORT
 from jobs.selectors import jobs_recent, legality_report
 from jobs.services import JobConflict, job_cancel, job_resume
+from registry.selectors import parsers_list
 
 
 @require_role(ADMIN)
@@ -28,7 +29,13 @@ def job_list(request: HttpRequest) -> HttpResponse:
     started = _submit(request, form)
     if isinstance(started, HttpResponse):
         return started
-    context = {"form": form, "verify_form": VerifyForm(), "train_form": TrainForm(), "jobs": jobs_recent()}
+    context = {
+        "form": form,
+        "verify_form": VerifyForm(),
+        "train_form": TrainForm(),
+        "jobs": jobs_recent(),
+        "registered_parsers": parsers_list(),
+    }
     return render(request, "jobs/list.html", context, status=started)
 
 
@@ -40,7 +47,13 @@ def job_verify(request: HttpRequest) -> HttpResponse:
     started = _submit(request, form)
     if isinstance(started, HttpResponse):
         return started
-    context = {"form": PrefillForm(), "verify_form": form, "train_form": TrainForm(), "jobs": jobs_recent()}
+    context = {
+        "form": PrefillForm(),
+        "verify_form": form,
+        "train_form": TrainForm(),
+        "jobs": jobs_recent(),
+        "registered_parsers": parsers_list(),
+    }
     return render(request, "jobs/list.html", context, status=started)
 
 
@@ -53,7 +66,13 @@ def job_train(request: HttpRequest) -> HttpResponse:
     started = _submit(request, form)
     if isinstance(started, HttpResponse):
         return started
-    context = {"form": PrefillForm(), "verify_form": VerifyForm(), "train_form": form, "jobs": jobs_recent()}
+    context = {
+        "form": PrefillForm(),
+        "verify_form": VerifyForm(),
+        "train_form": form,
+        "jobs": jobs_recent(),
+        "registered_parsers": parsers_list(),
+    }
     return render(request, "jobs/list.html", context, status=started)
 
 

@@ -179,19 +179,20 @@ def _stack(tables: list[np.ndarray]) -> np.ndarray:
 
 
 def region_scores(
-    lattice: RuleLattice, logp: Sequence[np.ndarray]
+    lattice: RuleLattice, logp: Sequence[np.ndarray], *, tables: tuple | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For every text and label (column 0: no rule, then the rules in order): the best routed
-    explication's log-probability, the index of its class combination, and the region's mass.
+    """For every text and label (column 0: no rule, then the rules in order): the best
+    explication's log-probability in the label's region and the region's mass; and per text the
+    class combination of the best *routed* explication (whatever its label).
 
     A combination's score is the sum of its slots' class scores: one product of the (n, 32)
     class table with the (32, combinations) incidence matrix, which BLAS does far faster than
     twelve gathers."""
     arrays, n = _check_scores(logp)
-    best, _, mass = _class_tables(lattice, arrays)
+    best, _, mass = tables or _class_tables(lattice, arrays)
     groups = len(lattice.labels) + 1
     top = np.full((n, groups), -np.inf)
-    top_at = np.zeros((n, groups), dtype=np.int64)
+    routed_at = np.zeros(n, dtype=np.int64)
     region_mass = np.zeros((n, groups))
     best_m, mass_m = _stack(best), _stack(mass)
     incidence = lattice.incidence
@@ -203,11 +204,13 @@ def region_scores(
         top[lo:hi, present] = np.maximum.reduceat(score, starts, axis=1)
         prob = np.exp(mass_m[lo:hi] @ incidence)
         region_mass[lo:hi, present] = np.add.reduceat(prob, starts, axis=1, dtype=np.float64)
-        for g in present:
+        # only the winning region's block is searched for its argmax, row by row
+        winners = top[lo:hi, 1:].argmax(axis=1) + 1
+        for row, g in enumerate(winners):
             a, b = int(lattice.starts[g]), int(lattice.ends[g])
-            top_at[lo:hi, g] = score[:, a:b].argmax(axis=1) + a
+            routed_at[lo + row] = int(score[row, a:b].argmax()) + a
     top[top <= FLOOR / 2] = -np.inf
-    return top, top_at, region_mass
+    return top, routed_at, region_mass
 
 
 def decode(
@@ -221,8 +224,9 @@ def decode(
     lattice = lattice or RuleLattice()
     arrays, n = _check_scores(logp)
     arrays = normalise(arrays)
-    top, top_at, region_mass = region_scores(lattice, arrays)
-    _, arg, _ = _class_tables(lattice, arrays)
+    tables = _class_tables(lattice, arrays)
+    arg = tables[1]
+    top, routed_at, region_mass = region_scores(lattice, arrays, tables=tables)
     best_overall = np.array([a.max(axis=1) for a in arrays]).sum(axis=0) if n else np.zeros(0)
     argmax = [a.argmax(axis=1) for a in arrays]
     out = []
@@ -235,7 +239,7 @@ def decode(
             codes = [int(argmax[s][i]) for s in range(len(SLOTS))]
             logp_chosen = float(best_overall[i])
         else:
-            combo = lattice.combos[top_at[i, g]]
+            combo = lattice.combos[routed_at[i]]
             codes = [int(arg[s][i, combo[s]]) for s in range(len(SLOTS))]
             logp_chosen = float(top[i, g])
         values = {slot.name: slot.values[c] for slot, c in zip(SLOTS, codes, strict=True)}

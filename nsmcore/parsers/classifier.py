@@ -564,7 +564,7 @@ class ClassifierParser(Parser):
 
     backend = "classifier"
 
-    def __init__(self, model: str = "", rule_set: RuleSet | None = None):
+    def __init__(self, model: str = "", rule_set: RuleSet | None = None, label: str = ""):
         if not model:
             raise ParserUnavailable(f"classifier parser: no model folder given; {SETTING_HINT}")
         try:
@@ -573,6 +573,8 @@ class ClassifierParser(Parser):
             raise ParserUnavailable(f"classifier parser: {error}; {SETTING_HINT}") from None
         self.model_source = str(model)
         self.rule_set = rule_set
+        #: a registry's NAME@VERSION: predictions are named by it instead of the folder
+        self.label = label
 
     #: the rule set joint decoding routes into (None: the bundled default); the prefill job sets
     #: the active one
@@ -580,7 +582,7 @@ class ClassifierParser(Parser):
 
     @property
     def name(self) -> str:
-        return f"classifier:{self.model_source}"
+        return f"classifier:{self.label or self.model_source}"
 
     @property
     def version(self) -> str:

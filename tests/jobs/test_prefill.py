@@ -351,9 +351,28 @@ def test_a_prefill_job_runs_the_classifier_parser_from_its_folder(item_set, admi
     assert job.engine == f"classifier:{folder}" and job.engine_version.startswith("data-")
 
 
-def test_a_prefill_job_with_a_missing_classifier_folder_names_the_setting(item_set, admin_user, tmp_path):
+def test_a_prefill_job_with_a_missing_classifier_folder_is_refused_before_it_exists(
+    item_set, admin_user, tmp_path
+):
+    before = Job.objects.count()
+    with pytest.raises(JobError, match="no registered parser or classifier model folder"):
+        job_prefill_start(
+            user=admin_user,
+            item_set=item_set,
+            backend="classifier",
+            model=str(tmp_path / "none"),
+            enqueue=False,
+        )
+    assert Job.objects.count() == before
+
+
+def test_a_prefill_job_with_a_damaged_classifier_folder_fails_naming_the_setting(
+    item_set, admin_user, tmp_path
+):
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "card.json").write_text("{}")
     job = job_prefill_start(
-        user=admin_user, item_set=item_set, backend="classifier", model=str(tmp_path / "none"), enqueue=False
+        user=admin_user, item_set=item_set, backend="classifier", model=str(tmp_path / "bad"), enqueue=False
     )
     job_run(job.pk)
     job.refresh_from_db()

@@ -75,11 +75,12 @@ def test_a_classifier_train_job_saves_a_model_a_prefill_job_uses(
     assert {slot: sum(c.values()) for slot, c in summary["value_counts"].items()} == dict.fromkeys(
         SLOT_NAMES, 5
     )
-    assert job.engine == f"classifier:{out}"
+    spec = summary["registered"]
+    assert spec == "classifier-prefilled@1" and job.engine == f"classifier:{spec}"
     assert job.engine_version.startswith(f"data-{card['data_hash'][:12]}-opts-")
 
     page = admin_client.get(reverse("job_detail", args=[job.pk])).content.decode()
-    assert "Use it for prefill" in page and f"--backend classifier --model {out}" in page
+    assert "Use it for prefill" in page and f"--backend classifier --model {spec}" in page
     assert 'id="train-value-counts"' in page and 'id="loss-curve"' not in page
     assert "1 / 1</strong> steps" in page
 
@@ -91,7 +92,7 @@ def test_a_classifier_train_job_saves_a_model_a_prefill_job_uses(
     assert prefill.status == "done", prefill.error
     assert (prefill.engine, prefill.engine_version) == (job.engine, job.engine_version)
     names = set(ParserPrediction.objects.filter(job=prefill).values_list("parser", "parser_version"))
-    assert names == {(f"classifier:{out}", job.engine_version)}
+    assert names == {(f"classifier:{spec}", job.engine_version)}  # the folder given is the registered parser
     assert ParserPrediction.objects.filter(job=prefill, legal=True).count() == 4
 
 
@@ -174,7 +175,10 @@ def test_train_parser_with_method_classifier(gold_round, tmp_path):
                  "--seed", "2", stdout=out)  # fmt: skip
     job = Job.objects.get(kind="train")
     assert (job.status, job.done, job.total, job.created_by) == ("done", 1, 1, None)
-    assert f"job #{job.pk} done: 1/1 steps; model in {folder}" in out.getvalue()
+    assert (
+        f"job #{job.pk} done: 1/1 steps; registered as classifier-prefilled@1, model in {folder}"
+        in out.getvalue()
+    )
     card = json.loads((folder / CARD_FILE).read_text())
     assert card["seed"] == 2 and card["meta"]["job"] == job.pk
     assert job.typed_params.base_model == "" and job.typed_params.method == "classifier"
@@ -227,9 +231,9 @@ def test_a_classifier_trains_through_the_rules_on_an_item_sets_labels(
     }  # fmt: skip
     assert card["sources"]["labelled"]["ids"] == sorted(i.source_id for i in new[1:])
     assert job.summary["labelled"]["texts"] == 11
-    from nsmcore.parsers import trained_item_ids
+    from registry.selectors import trained_ids
 
-    trained = trained_item_ids(job.engine)
+    trained = trained_ids(job.engine)
     assert {i.source_id for i in new[1:]} <= trained and new[0].source_id not in trained
 
 

@@ -103,7 +103,9 @@ def test_labelled_texts_train_through_the_rules_from_the_cli(tmp_path):
     assert card["meta"]["labels"] == str(labels) and card["options"]["label_weight"] == 1.0
     texts = jsonl(*({"id": k, "text": t} for k, (t, _) in enumerate(LABEL_HELD_OUT)))
     code, out, err = run(["parse", "--backend", "classifier", "--model", str(folder)], texts)
+    assert code == 0, err
     code, routed, err = run(["route"], out)
+    assert code == 0, err
     labels_out = [json.loads(line)["label"] for line in routed.splitlines()]
     right = sum(a == b for a, (_, b) in zip(labels_out, LABEL_HELD_OUT, strict=True))
     assert right >= 0.8 * len(LABEL_HELD_OUT)
@@ -141,7 +143,7 @@ def test_the_card_records_the_ids_it_was_trained_on(tmp_path):
     labels.write_text(jsonl({"id": "L1", "text": "a rat in the bath", "label": "disgust"}))
     folder = tmp_path / "model"
     argv = ["train-classifier", "--input", str(gold), "--out", str(folder), "--labels", str(labels)]
-    code, out, err = run(argv)
+    code, _, err = run(argv)
     assert code == 0, err
     assert trained_item_ids(f"classifier:{folder}") == {f"g{k}" for k in range(6)} | {"L1"}
     assert trained_item_ids("lexical:v1") is None

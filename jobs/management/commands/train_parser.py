@@ -46,6 +46,9 @@ class Command(BaseCommand):
         parser.add_argument("--target-modules", default="", help="comma-separated; empty: the architecture's")
         parser.add_argument("--gradient-checkpointing", action="store_true")
         parser.add_argument(
+            "--name", default="", help="registry name of the trained parser (default METHOD-SCOPE)"
+        )
+        parser.add_argument(
             "--labels-from",
             default="",
             metavar="ITEM_SET",
@@ -79,6 +82,7 @@ class Command(BaseCommand):
                 }
                 values |= {
                     "labels_from": options["labels_from"],
+                    "parser_name": options["name"],
                     "encoder": options["encoder"],
                     "appraisal_weight": options["appraisal_weight"],
                 }
@@ -100,7 +104,10 @@ class Command(BaseCommand):
         if summary.get("loss") is not None:
             line += f", loss {summary.get('first_loss', summary['loss'])} -> {summary['loss']}"
         if summary.get("method") == "classifier":
-            line += f"; model in {summary.get('model', '-')} (prefill with --backend classifier --model it)"
+            line += (
+                f"; registered as {summary.get('registered', '-')}, model in {summary.get('model', '-')} "
+                f"(prefill with --backend classifier --model {summary.get('registered', 'it')})"
+            )
         else:
             line += f"; adapter in {summary.get('adapter', '-')}"
         if job.status != Job.Status.DONE:
