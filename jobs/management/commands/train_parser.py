@@ -103,13 +103,14 @@ class Command(BaseCommand):
         line = f"job #{job.pk} {job.status}: {job.done}/{job.total} steps"
         if summary.get("loss") is not None:
             line += f", loss {summary.get('first_loss', summary['loss'])} -> {summary['loss']}"
-        if summary.get("method") == "classifier":
-            line += (
-                f"; registered as {summary.get('registered', '-')}, model in {summary.get('model', '-')} "
-                f"(prefill with --backend classifier --model {summary.get('registered', 'it')})"
-            )
-        else:
-            line += f"; adapter in {summary.get('adapter', '-')}"
+        if job.typed_params.method == "classifier":
+            if summary.get("registered"):
+                line += (
+                    f"; registered as {summary['registered']}, model in {summary.get('model', '-')} "
+                    f"(prefill with --backend classifier --model {summary['registered']})"
+                )
+        elif summary.get("adapter"):
+            line += f"; adapter in {summary['adapter']}"
         if job.status != Job.Status.DONE:
             raise CommandError(f"{line}: {job.error}" if job.error else line)
         self.stdout.write(line)
