@@ -31,6 +31,7 @@ BENCHMARKS = [
     "evaluation",
     "rules",
     "training",
+    "parser",
     "jobs",
     "api_import",
     "load",

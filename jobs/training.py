@@ -54,6 +54,7 @@ from nsmcore.training_data import (
     data_hash,
     jsonl_bytes,
     manifest_path,
+    pair_rows,
     prompt_rows,
     read_prompt_rows,
     training_manifest,
@@ -317,14 +318,6 @@ def labelled_for(
     text_field = job.round.text_field if job.round_id else Round.TEXT_MASKED
     source = labelled_texts(item_set, text_field=text_field, exclude={str(r.get("id", "")) for r in rows})
     return source.rows, source.left_out
-
-
-def pair_rows(records: list[TrainingRecord]) -> list[dict[str, Any]]:
-    """One line per record: its text and its twelve slots (what the classifier reads)."""
-    return [
-        {"id": r.id, "source": r.source, "construal": r.construal, "text": r.text, "slots": r.slots}
-        for r in records
-    ]
 
 
 def write_pairs(records: list[TrainingRecord], path: Path, *, meta: dict[str, Any]) -> dict[str, Any]:

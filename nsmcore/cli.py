@@ -194,6 +194,8 @@ def _training_example(obj: Any, name: str, number: int) -> tuple[str, dict[str, 
         raise InputError(f"{name}:{number}: no text (a non-empty string under 'text')")
     if "explication" in obj:
         slots = obj["explication"]
+    elif "slots" in obj:  # the tool's training export (manage.py export_training --format pairs)
+        slots = obj["slots"]
     else:
         slots = {k: v for k, v in obj.items() if k in SLOT_BY_NAME or k in TEXT_FIELDS}
     explication, problems = check(slots)

@@ -33,7 +33,7 @@ from nsmcore.schema import SLOT_NAMES
 
 #: evidence tiers that are held out: their items are never training data
 HELD_OUT_TIERS = frozenset({"eval"})
-FORMATS = ("prompt", "chat")
+FORMATS = ("prompt", "chat", "pairs")
 DATA_FORMAT_VERSION = "1"
 
 
@@ -169,7 +169,18 @@ def training_manifest(
     }
 
 
+def pair_rows(records: Iterable[TrainingRecord]) -> list[dict[str, Any]]:
+    """One line per record: its id, source, construal, text and twelve slots (what the classifier
+    parser reads: ``python -m nsmcore train-classifier --input`` takes these lines as they are)."""
+    return [
+        {"id": r.id, "source": r.source, "construal": r.construal, "text": r.text, "slots": r.slots}
+        for r in records
+    ]
+
+
 def rows_for(records: list[TrainingRecord], fmt: str, *, with_schema: bool = True) -> list[dict[str, Any]]:
+    if fmt == "pairs":
+        return pair_rows(records)
     if fmt == "prompt":
         return prompt_rows(records)
     if fmt == "chat":

@@ -253,3 +253,18 @@ def test_labels_from_is_checked_before_a_job_exists(gold_round, admin_user, admi
     )
     assert response.status_code == 400 and "no item set named" in response.content.decode()
     assert Job.objects.count() == before
+
+
+def test_nsmcore_trains_on_the_tools_own_training_export(gold_round, tmp_path):
+    from nsmcore.cli import main
+    from nsmcore.parsers import trained_item_ids
+
+    export = tmp_path / "pairs.jsonl"
+    call_command("export_training", "--round", gold_round.name, "--format", "pairs", "--out", str(export))
+    lines = [json.loads(line) for line in export.read_text().splitlines()]
+    assert len(lines) == 5 and set(lines[0]) == {"id", "source", "construal", "text", "slots"}
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["train-classifier", "--input", str(export), "--out", str(tmp_path / "m")], out, err)
+    assert code == 0, err.getvalue()
+    assert "trained on 5 examples" in out.getvalue()
+    assert trained_item_ids(f"classifier:{tmp_path / 'm'}") == {line["id"] for line in lines}

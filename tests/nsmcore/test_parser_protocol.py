@@ -1,8 +1,8 @@
-"""The parser benchmark's evaluation protocol (benchmarks/bench_parser_quality.py): no held-out
+"""The parser benchmark's evaluation protocol (benchmarks.bench_parser.py): no held-out
 item reaches a fold's training data, by id or by text (crowd-enVent copies a text under another
 id), and everything else does."""
 
-from benchmarks.bench_parser_quality import fold_training
+from benchmarks.bench_parser import fold_training
 
 
 def row(text_id, text, masked=None, emotion="joy"):
