@@ -246,6 +246,15 @@ def cmd_train_classifier(args: argparse.Namespace, out: IO[str]) -> int:
     return 0
 
 
+def _gap(value: str) -> float | str:
+    if value == "auto":
+        return value
+    try:
+        return float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is neither a number of nats nor 'auto'") from None
+
+
 def _labelled_texts(path: str) -> list[Any]:
     """LabelledText rows from a JSONL file; a line without a text or a label exits 2 naming it
     (an unknown label is named by the trainer, against the rule set)."""
@@ -529,10 +538,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     train_p.add_argument(
         "--abstain-gap",
-        type=float,
+        type=_gap,
         default=None,
-        metavar="NATS",
-        help="abstain (no-rule) when the best routed explication is this much less likely",
+        metavar="NATS|auto",
+        help="abstain (no-rule) when the best routed explication is this much less likely; 'auto' "
+        "chooses it on a tenth of the labelled texts, held back from training",
     )
     train_p.add_argument("--iterations", type=int, default=2, help="EM rounds through the rules (default 2)")
     train_p.add_argument(

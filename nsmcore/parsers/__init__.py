@@ -70,9 +70,10 @@ def _ids_in(doc: Any) -> set[str]:
             found |= {str(i) for i in holder["item_ids"]}
         if isinstance(holder, dict) and isinstance(holder.get("data"), dict):
             found |= {str(i) for i in holder["data"].get("item_ids", []) or []}
-    labelled = (doc.get("sources") or {}).get("labelled") if isinstance(doc.get("sources"), dict) else None
-    if isinstance(labelled, dict):
-        found |= {str(i) for i in labelled.get("ids", []) or []}
+    sources = doc.get("sources") if isinstance(doc.get("sources"), dict) else {}
+    for key in ("labelled", "calibration"):  # texts whose labels trained it or chose its gap
+        if isinstance(sources.get(key), dict):
+            found |= {str(i) for i in sources[key].get("ids", []) or []}
     return found
 
 

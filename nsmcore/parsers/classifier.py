@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from nsmcore.decoding import RuleLattice, decode, region_posteriors
+from nsmcore.decoding import RuleLattice, choose_gap, decode, region_posteriors
 from nsmcore.mapper import RuleSet, load_rule_set
 from nsmcore.parsers.base import Parser, ParseResult, ParserUnavailable, Timer, result_from_object
 from nsmcore.parsers.supervision import (
@@ -68,7 +68,8 @@ DEFAULT_OPTIONS: dict[str, Any] = {
     # set routes, nsmcore.decoding) or "argmax" (each slot's likeliest value on its own)
     "decoding": "joint",
     # joint decoding keeps the best overall explication (a no-rule abstention) when the best
-    # routed one is more than this many nats less likely; null never abstains by choice
+    # routed one is more than this many nats less likely; null never abstains by choice; "auto"
+    # chooses it on a calibration share of the labelled texts, held back from training
     "abstain_gap": None,
     # training through the rules on labelled texts (nsmcore.parsers.supervision): EM rounds, the
     # weight of a labelled text's soft targets against a gold explication's 1, the probability
@@ -296,8 +297,12 @@ def _check_options(options: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(iterations, bool) or not isinstance(iterations, int) or not 0 <= iterations <= 20:
         raise ClassifierError(f"option iterations must be a whole number from 0 to 20, got {iterations!r}")
     gap = chosen["abstain_gap"]
-    if gap is not None and (isinstance(gap, bool) or not isinstance(gap, int | float) or gap < 0):
-        raise ClassifierError(f"option abstain_gap must be null or a number >= 0, got {gap!r}")
+    if (
+        gap is not None
+        and gap != "auto"
+        and (isinstance(gap, bool) or not isinstance(gap, int | float) or gap < 0)
+    ):
+        raise ClassifierError(f"option abstain_gap must be null, 'auto' or a number >= 0, got {gap!r}")
     if not isinstance(chosen["encoder"], str):
         raise ClassifierError(f"option encoder must be a model name or folder, got {chosen['encoder']!r}")
     return chosen
@@ -335,6 +340,14 @@ def train_classifier(
         weak = check_labelled(list(labelled), rule_set.emotions)
     except SupervisionError as error:
         raise ClassifierError(str(error)) from None
+    calibration: list[LabelledText] = []
+    if chosen["abstain_gap"] == "auto":
+        if len(weak) < 2 * MIN_CALIBRATION:
+            raise ClassifierError(
+                f"option abstain_gap 'auto' needs at least {2 * MIN_CALIBRATION} labelled texts "
+                f"(a share is held back to choose it), got {len(weak)}"
+            )
+        weak, calibration = _calibration_split(weak, seed)
     texts = [normalise_text(text) for text, _ in rows]
     weak_texts = [normalise_text(r.text) for r in weak]
     rounds = chosen["iterations"] if weak else 0
@@ -359,7 +372,35 @@ def train_classifier(
                 slots, _ = _fit_slots(gold_matrix, targets, chosen, seed, soft=soft)
                 _tick(progress, 2 + step, total, f"EM round {step + 1} of {rounds} through the rules")
     sources = _sources(rows, weak, chosen, rule_set)
-    return ClassifierModel(features, slots, chosen, seed, data_hash(rows), len(rows), counts, sources=sources)
+    model = ClassifierModel(
+        features, slots, chosen, seed, data_hash(rows), len(rows), counts, sources=sources
+    )
+    if calibration:
+        model.options["abstain_gap"] = None
+        decoded = model.decode([r.text for r in calibration], rule_set=rule_set)
+        correct = [d.label == r.label for d, r in zip(decoded, calibration, strict=True)]
+        gap = choose_gap([d.gap for d in decoded], correct)
+        model.options["abstain_gap"] = None if gap == float("inf") else round(gap, 4)
+        model.sources["calibration"] = {
+            "texts": len(calibration),
+            "ids": sorted({r.id for r in calibration if r.id}),
+            "routed_right_forced": sum(correct),
+            "abstain_gap": model.options["abstain_gap"],
+        }
+    return model
+
+
+#: "auto" abstention: the share of labelled texts held back to choose the gap, and its floor
+CALIBRATION_SHARE = 0.1
+MIN_CALIBRATION = 20
+
+
+def _calibration_split(weak: list[LabelledText], seed: int) -> tuple[list[LabelledText], list[LabelledText]]:
+    """A seeded share of the labelled texts, held back from training to choose the gap on."""
+    order = np.random.default_rng(seed).permutation(len(weak))
+    n = max(MIN_CALIBRATION, round(CALIBRATION_SHARE * len(weak)))
+    held = set(order[:n].tolist())
+    return [r for k, r in enumerate(weak) if k not in held], [r for k, r in enumerate(weak) if k in held]
 
 
 #: the E-step's floor: each slot's distribution is mixed with this share of the uniform one, so a

@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pytest
 
+from nsmcore.decoding import choose_gap
 from nsmcore.mapper import route
 from nsmcore.parsers.classifier import ClassifierError, ClassifierParser, load_classifier, train_classifier
 from nsmcore.parsers.supervision import (
@@ -140,3 +141,30 @@ def test_a_prediction_keeps_its_label_distribution_and_posteriors(through_rules,
     assert max(decoded["label_mass"], key=decoded["label_mass"].get) == "disgust"
     assert decoded["posteriors"]["body"]["yes"] > 0.5
     assert Explication(**result.explication.slots()).body == "yes"
+
+
+def test_an_auto_gap_is_chosen_on_held_back_labelled_texts_and_recorded(tmp_path):
+    from nsmcore.parsers import trained_item_ids
+
+    model = train_classifier(TRAIN, seed=0, labelled=LABELLED, label_weight=1.0, abstain_gap="auto")
+    calibration = model.sources["calibration"]
+    assert calibration["texts"] == 20 and len(calibration["ids"]) == 20
+    assert model.sources["labelled"]["texts"] == len(LABELLED) - 20
+    assert not set(calibration["ids"]) & set(model.sources["labelled"]["ids"])
+    gap = model.options["abstain_gap"]
+    assert calibration["abstain_gap"] == gap
+    # the gap is the one choose_gap picks on exactly the held-back texts, decoded without one
+    held = [r for r in LABELLED if r.id in set(calibration["ids"])]
+    model.options["abstain_gap"] = None
+    decoded = model.decode([r.text for r in held])
+    chosen = choose_gap(
+        [d.gap for d in decoded], [d.label == r.label for d, r in zip(decoded, held, strict=True)]
+    )
+    assert gap == (None if chosen == float("inf") else round(chosen, 4))
+    model.options["abstain_gap"] = gap
+    model.save(tmp_path / "m")
+    assert trained_item_ids(f"classifier:{tmp_path / 'm'}") == {r.id for r in LABELLED}
+    with pytest.raises(ClassifierError, match="'auto' needs at least 40 labelled texts"):
+        train_classifier(TRAIN, labelled=LABELLED[:10], abstain_gap="auto")
+    with pytest.raises(ClassifierError, match="abstain_gap must be null, 'auto' or a number"):
+        train_classifier(TRAIN, abstain_gap="sometimes")

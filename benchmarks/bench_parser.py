@@ -1,0 +1,290 @@
+"""How good a parser this machine can train (issue 23): the classifier parser on held-out
+silver-156, by supervision source, text features and decoding.
+
+Protocol (docs/training.md, "Evaluation protocol"):
+
+- 5-fold cross-validation over silver-156 (stratified by prompted emotion, seed 0). Silver pass A
+  is gold; each fold's items are held out *by text_id and by text* from every training source.
+- Slot supervision: the other folds' pass A explications. Label supervision (through the rules):
+  every crowd-enVent text (train, val and test splits, ``hidden_emo_text``) whose id and text are
+  not held out, with its prompted emotion and, with ``appraisals``, its 21 ratings.
+- Figures per configuration: per-slot accuracy against pass A and pass B (pooled over the 156
+  out-of-fold predictions), routed accuracy, abstention and selective accuracy against the
+  prompted emotion with exact 95% intervals; training seconds per fold; prefill throughput of the
+  last fold's model (batches of 32, on texts it has not encoded before).
+- Beside them the black-box label baseline (TF-IDF + logistic regression) trained on exactly the
+  same texts and labels per fold: what the explication bottleneck costs.
+
+A test (tests/nsmcore/test_parser_protocol.py) checks that no held-out id or text reaches a fold's
+training data. Without ``../shared/data`` it says so and writes nothing; the data is never copied.
+
+    python -m benchmarks.bench_parser [--quick] [--configs gold-joint,labels-tfidf,...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks.common import figure
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT.parent / "shared" / "data"
+SILVER = DATA / "silver-156"
+CROWD = DATA / "crowd-enVent"
+SEED = 0
+FOLDS = 5
+
+#: name -> (use labelled crowd texts, classifier options)
+CONFIGS: dict[str, tuple[bool, dict[str, Any]]] = {
+    "gold-argmax": (False, {"decoding": "argmax"}),
+    "gold-joint": (False, {"decoding": "joint"}),
+    "labels-tfidf-joint": (True, {"decoding": "joint"}),
+    "labels-tfidf+emb-joint": (True, {"decoding": "joint", "encoder": "bundled"}),
+    "labels-tfidf+emb-joint-trust0.5": (
+        True,
+        {"decoding": "joint", "encoder": "bundled", "label_trust": 0.5},
+    ),
+    "labels-tfidf+emb-joint-weight0.1": (
+        True,
+        {"decoding": "joint", "encoder": "bundled", "label_weight": 0.1},
+    ),
+    "labels-tfidf-joint-autogap": (True, {"decoding": "joint", "abstain_gap": "auto"}),
+    "labels-tfidf+emb-joint-autogap": (
+        True,
+        {"decoding": "joint", "encoder": "bundled", "abstain_gap": "auto"},
+    ),
+    "labels+appraisals-tfidf+emb-joint": (
+        True,
+        {"decoding": "joint", "encoder": "bundled", "appraisal_weight": 1.0},
+    ),
+}
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.open(encoding="utf-8") if line.strip()]
+
+
+def crowd_rows() -> list[dict[str, str]]:
+    rows: list[dict[str, str]] = []
+    for split in ("train", "val", "test"):
+        with (CROWD / f"crowd-enVent-{split}.tsv").open(newline="", encoding="utf-8") as stream:
+            rows += list(csv.DictReader(stream, delimiter="\t"))
+    return rows
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def fold_training(
+    items: Sequence[dict[str, Any]], train: Sequence[int], test: Sequence[int], rows: Sequence[dict[str, str]]
+) -> tuple[list[int], list[dict[str, str]]]:
+    """The silver items and crowd rows a fold may train on: nothing whose text_id or (normalised)
+    text is one of the fold's held-out items."""
+    held_ids = {str(items[i]["text_id"]) for i in test}
+    held_texts = {_norm(items[i]["text"]) for i in test}
+    crowd = [
+        r
+        for r in rows
+        if r["text_id"] not in held_ids
+        and _norm(r["hidden_emo_text"]) not in held_texts
+        and _norm(r["generated_text"]) not in held_texts
+    ]
+    return list(train), crowd
+
+
+def run_config(name: str, items, gold, pass_b, rows, folds) -> list[dict]:
+    from nsmcore.baselines import train_label_classifier
+    from nsmcore.evaluation_report import Proportion
+    from nsmcore.mapper import route
+    from nsmcore.parsers.classifier import train_classifier
+    from nsmcore.parsers.supervision import LabelledText
+    from nsmcore.schema import SLOT_NAMES
+
+    use_labels, options = CONFIGS[name]
+    predicted: dict[int, dict[str, str]] = {}
+    labels: dict[int, str] = {}
+    baseline: dict[int, str] = {}
+    seconds = []
+    for train, test in folds:
+        train, crowd = fold_training(items, train, test, rows)
+        labelled = (
+            [
+                LabelledText(
+                    r["hidden_emo_text"], r["emotion"], {k: r[k] for k in APPRAISAL_KEYS}, r["text_id"]
+                )
+                for r in crowd
+            ]
+            if use_labels
+            else []
+        )
+        started = time.perf_counter()
+        model = train_classifier(
+            [(items[i]["text"], gold[i]) for i in train], seed=SEED, labelled=labelled, **options
+        )
+        seconds.append(time.perf_counter() - started)
+        texts = [items[i]["text"] for i in test]
+        if options.get("decoding") == "argmax":
+            outs = [slots for slots, _ in model.predict(texts)]
+        else:
+            outs = [d.values for d in model.decode(texts)]
+        for i, slots in zip(test, outs, strict=True):
+            predicted[i] = slots
+            labels[i] = route(slots).label
+        if use_labels:
+            # the black-box baseline on exactly the same texts and labels (crowd and silver train)
+            clf = train_label_classifier(
+                [r["hidden_emo_text"] for r in crowd] + [items[i]["text"] for i in train],
+                [r["emotion"] for r in crowd] + [items[i]["emotion"] for i in train],
+                seed=SEED,
+            )
+            for i, label in zip(test, clf.predict(texts), strict=True):
+                baseline[i] = label
+        print(f"  {name}: fold done in {seconds[-1]:.1f} s", file=sys.stderr, flush=True)
+    rate = prefill_rate(model, options, rows)
+    n = len(items)
+    slot_a = sum(predicted[i][s] == gold[i][s] for i in range(n) for s in SLOT_NAMES) / (n * len(SLOT_NAMES))
+    slot_b = sum(predicted[i][s] == pass_b[i][s] for i in range(n) for s in SLOT_NAMES) / (
+        n * len(SLOT_NAMES)
+    )
+    correct = sum(labels[i] == items[i]["emotion"] for i in range(n))
+    abstained = sum(labels[i] == "abstain" for i in range(n))
+    routed = Proportion.of(correct, n)
+    selective = Proportion.of(correct, n - abstained)
+    notes = {
+        "items": "silver-156",
+        "cv": f"{FOLDS}-fold stratified, seed {SEED}",
+        "options": options,
+        "load_average": round(os.getloadavg()[0], 2),  # the machine is shared: how busy it was
+    }
+    out = [
+        figure(f"{name}: per-slot accuracy against pass A", round(slot_a, 4), "share", **notes),
+        figure(f"{name}: per-slot accuracy against pass B", round(slot_b, 4), "share", **notes),
+        figure(
+            f"{name}: routed accuracy",
+            round(routed.value, 4),
+            "share",
+            interval=[round(routed.low, 4), round(routed.high, 4)],
+            **notes,
+        ),
+        figure(f"{name}: abstention", round(abstained / n, 4), "share", **notes),
+        figure(
+            f"{name}: selective accuracy",
+            round(selective.value, 4) if selective.value is not None else None,
+            "share",
+            interval=[round(selective.low, 4), round(selective.high, 4)]
+            if selective.value is not None
+            else None,
+            **notes,
+        ),
+        figure(
+            f"{name}: per-slot accuracy by slot",
+            {s: round(sum(predicted[i][s] == gold[i][s] for i in range(n)) / n, 4) for s in SLOT_NAMES},
+            "share",
+            **notes,
+        ),
+        figure(
+            f"{name}: training seconds per fold (mean)", round(sum(seconds) / len(seconds), 1), "s", **notes
+        ),
+        figure(
+            f"{name}: prefill throughput, batches of {BATCH}, texts not seen before",
+            round(rate),
+            "items/s",
+            target=">= 500",
+            met=rate >= 500,
+            **notes,
+        ),
+    ]
+    if baseline:
+        b = Proportion.of(sum(baseline[i] == items[i]["emotion"] for i in range(n)), n)
+        out.append(
+            figure(
+                f"{name}: label baseline on the same texts and labels",
+                round(b.value, 4),
+                "share",
+                interval=[round(b.low, 4), round(b.high, 4)],
+                **notes,
+            )
+        )
+    return out
+
+
+APPRAISAL_KEYS: tuple[str, ...] = ()
+BATCH = 32  # a prefill job's batch (NSM_JOB_BATCH_SIZE's default)
+N_RATE = 1000
+
+
+def prefill_rate(model: Any, options: dict[str, Any], rows: Sequence[dict[str, str]]) -> float:
+    """Items per second of the last fold's model over 1,000 crowd-enVent texts as a prefill job
+    parses them (batches of 32, decoded as configured), the encoder's memo emptied first so no
+    embedding is free."""
+    if options.get("encoder"):
+        from nsmcore.encoder import load_encoder
+
+        load_encoder(options["encoder"])._memo.clear()
+    texts = [r["generated_text"] for r in rows[:N_RATE]]
+    started = time.perf_counter()
+    for lo in range(0, len(texts), BATCH):
+        batch = texts[lo : lo + BATCH]
+        if options.get("decoding") == "argmax":
+            model.predict(batch)
+        else:
+            model.decode(batch)
+    return len(texts) / (time.perf_counter() - started)
+
+
+def run(quick: bool = False, configs: Sequence[str] | None = None) -> list[dict]:
+    from sklearn.model_selection import StratifiedKFold
+
+    from nsmcore.baselines import APPRAISALS
+
+    global APPRAISAL_KEYS
+    APPRAISAL_KEYS = APPRAISALS
+    if not (SILVER / "items.jsonl").is_file() or not CROWD.is_dir():
+        print("../shared/data not found: no figures written", file=sys.stderr)
+        return []
+    items = _jsonl(SILVER / "items.jsonl")
+    by_id_a = {r["text_id"]: r for r in _jsonl(SILVER / "pass-a.jsonl")}
+    by_id_b = {r["text_id"]: r for r in _jsonl(SILVER / "pass-b.jsonl")}
+    from nsmcore.schema import SLOT_NAMES
+
+    gold = [{s: by_id_a[i["text_id"]][s] for s in SLOT_NAMES} for i in items]
+    pass_b = [{s: by_id_b[i["text_id"]][s] for s in SLOT_NAMES} for i in items]
+    rows = crowd_rows()
+    folds = list(
+        StratifiedKFold(FOLDS, shuffle=True, random_state=SEED).split(items, [i["emotion"] for i in items])
+    )
+    figures = []
+    for name in configs or (["gold-argmax", "gold-joint"] if quick else list(CONFIGS)):
+        figures += run_config(name, items, gold, pass_b, rows, folds)
+    return figures
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from benchmarks.common import write
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--configs", default="", help=f"comma-separated, of: {', '.join(CONFIGS)}")
+    args = parser.parse_args(argv)
+    configs = [c for c in args.configs.split(",") if c] or None
+    unknown = [c for c in configs or [] if c not in CONFIGS]
+    if unknown:
+        print(f"unknown configuration(s): {', '.join(unknown)}", file=sys.stderr)
+        return 2
+    figures = run(args.quick, configs)
+    if figures:
+        print(write("parser", figures))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
