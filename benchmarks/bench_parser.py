@@ -241,7 +241,118 @@ def prefill_rate(model: Any, options: dict[str, Any], rows: Sequence[dict[str, s
     return len(texts) / (time.perf_counter() - started)
 
 
-def run(quick: bool = False, configs: Sequence[str] | None = None) -> list[dict]:
+#: the learning curve's sizes: labelled crowd-enVent texts per fold (None: every one allowed)
+CURVE_SIZES: tuple[int | None, ...] = (0, 250, 1000, 2500, None)
+CURVE_OPTIONS: dict[str, Any] = {"decoding": "joint"}  # n-grams only: the curve's 25 fits stay minutes
+CURVE_SVG = ROOT / "docs" / "figures" / "parser-learning-curve.svg"
+
+
+def learning_curve(items, gold, rows, folds) -> list[dict]:
+    """Routed accuracy, per-slot accuracy against pass A and the label baseline on the same
+    texts, against the number of labelled texts each fold trains on (a seeded sample of the
+    texts the fold may use), with the same folds as the configurations; and the chart as SVG."""
+    import random
+
+    from nsmcore.baselines import train_label_classifier
+    from nsmcore.mapper import route
+    from nsmcore.parsers.classifier import train_classifier
+    from nsmcore.parsers.supervision import LabelledText
+    from nsmcore.schema import SLOT_NAMES
+
+    n = len(items)
+    points = []
+    for size in CURVE_SIZES:
+        right = slots_right = base_right = 0
+        used = []
+        for train, test in folds:
+            train, crowd = fold_training(items, train, test, rows)
+            if size is not None:
+                crowd = random.Random(SEED).sample(crowd, min(size, len(crowd)))
+            used.append(len(crowd))
+            labelled = [LabelledText(r["hidden_emo_text"], r["emotion"], {}, r["text_id"]) for r in crowd]
+            model = train_classifier(
+                [(items[i]["text"], gold[i]) for i in train], seed=SEED, labelled=labelled, **CURVE_OPTIONS
+            )
+            texts = [items[i]["text"] for i in test]
+            for i, d in zip(test, model.decode(texts), strict=True):
+                right += route(d.values).label == items[i]["emotion"]
+                slots_right += sum(d.values[s] == gold[i][s] for s in SLOT_NAMES)
+            clf = train_label_classifier(
+                [r["hidden_emo_text"] for r in crowd] + [items[i]["text"] for i in train],
+                [r["emotion"] for r in crowd] + [items[i]["emotion"] for i in train],
+                seed=SEED,
+            )
+            base_right += sum(p == items[i]["emotion"] for i, p in zip(test, clf.predict(texts), strict=True))
+        labelled_n = round(sum(used) / len(used))
+        points.append((labelled_n, right / n, slots_right / (n * len(SLOT_NAMES)), base_right / n))
+        print(f"  curve: {labelled_n} labelled texts: routed {right / n:.3f}", file=sys.stderr, flush=True)
+    CURVE_SVG.parent.mkdir(parents=True, exist_ok=True)
+    CURVE_SVG.write_text(curve_svg(points), encoding="utf-8")
+    notes = {
+        "items": "silver-156",
+        "cv": f"{FOLDS}-fold stratified, seed {SEED}",
+        "options": CURVE_OPTIONS,
+        "load_average": round(os.getloadavg()[0], 2),
+        "chart": str(CURVE_SVG.relative_to(ROOT)),
+    }
+    return [
+        figure(
+            "learning curve: labelled texts per fold -> routed, per-slot (pass A), label baseline accuracy",
+            [
+                {"labelled": k, "routed": round(r, 4), "per_slot": round(s, 4), "label_baseline": round(b, 4)}
+                for k, r, s, b in points
+            ],
+            "share",
+            **notes,
+        )
+    ]
+
+
+def curve_svg(points: Sequence[tuple[int, float, float, float]]) -> str:
+    """The learning curve as a standalone SVG: three lines against labelled texts per fold."""
+    from nsmcore.charts import line_chart
+
+    series = [
+        ("routed accuracy", 1, "#1f6feb"),
+        ("per-slot accuracy (pass A)", 2, "#2da44e"),
+        ("label baseline", 3, "#8250df"),
+    ]
+    charts = [
+        line_chart([(p[0], p[k]) for p in points], width=520, height=220, pad=44, y_min=0.0, y_max=1.0)
+        for _, k, _ in series
+    ]
+    c = charts[0]
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {c["width"]:.0f} {c["height"] + 40:.0f}" '
+        f'width="{c["width"]:.0f}" height="{c["height"] + 40:.0f}" font-family="sans-serif" font-size="11">',
+        '<rect width="100%" height="100%" fill="white"/>',
+        f'<line x1="{c["left"]}" x2="{c["right"]}" y1="{c["bottom"]}" y2="{c["bottom"]}" stroke="#555"/>',
+        f'<line x1="{c["left"]}" x2="{c["left"]}" y1="{c["top"]}" y2="{c["bottom"]}" stroke="#555"/>',
+    ]
+    for t in c["y_ticks"]:
+        parts.append(f'<text x="{c["left"] - 6}" y="{t["y"] + 4:.1f}" text-anchor="end">{t["label"]}</text>')
+    for p in points:
+        x = charts[0]["dots"][points.index(p)]["x"]
+        parts.append(f'<text x="{x:.1f}" y="{c["bottom"] + 16}" text-anchor="middle">{p[0]:,}</text>')
+    for (_, _, colour), chart in zip(series, charts, strict=True):
+        parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{chart["points"]}"/>')
+        parts += [
+            f'<circle cx="{d["x"]:.1f}" cy="{d["y"]:.1f}" r="3" fill="{colour}"/>' for d in chart["dots"]
+        ]
+    for k, (label, _, colour) in enumerate(series):
+        x = c["left"] + 10 + k * 190
+        parts.append(f'<rect x="{x}" y="10" width="12" height="3" fill="{colour}"/>')
+        parts.append(f'<text x="{x + 16}" y="15">{label}</text>')
+    parts.append(
+        f'<text x="{(c["left"] + c["right"]) / 2:.0f}" y="{c["bottom"] + 34}" text-anchor="middle">'
+        "labelled crowd-enVent texts per fold (besides ~125 silver explications); held-out silver-156, "
+        "5-fold CV</text>"
+    )
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
+
+
+def run(quick: bool = False, configs: Sequence[str] | None = None, curve: bool | None = None) -> list[dict]:
     from sklearn.model_selection import StratifiedKFold
 
     from nsmcore.baselines import APPRAISALS
@@ -265,6 +376,8 @@ def run(quick: bool = False, configs: Sequence[str] | None = None) -> list[dict]
     figures = []
     for name in configs or (["gold-argmax", "gold-joint"] if quick else list(CONFIGS)):
         figures += run_config(name, items, gold, pass_b, rows, folds)
+    if curve if curve is not None else not quick:
+        figures += learning_curve(items, gold, rows, folds)
     return figures
 
 
@@ -274,13 +387,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--configs", default="", help=f"comma-separated, of: {', '.join(CONFIGS)}")
+    parser.add_argument(
+        "--curve", choices=("yes", "no"), default=None, help="the learning curve (default: not --quick)"
+    )
     args = parser.parse_args(argv)
     configs = [c for c in args.configs.split(",") if c] or None
     unknown = [c for c in configs or [] if c not in CONFIGS]
     if unknown:
         print(f"unknown configuration(s): {', '.join(unknown)}", file=sys.stderr)
         return 2
-    figures = run(args.quick, configs)
+    figures = run(args.quick, configs, None if args.curve is None else args.curve == "yes")
     if figures:
         print(write("parser", figures))
     return 0
