@@ -52,6 +52,10 @@ CONFIGS: dict[str, tuple[bool, dict[str, Any]]] = {
         True,
         {"decoding": "joint", "encoder": "bundled", "label_trust": 0.5},
     ),
+    "labels-tfidf+emb-joint-trust0.75": (
+        True,
+        {"decoding": "joint", "encoder": "bundled", "label_trust": 0.75},
+    ),
     "labels-tfidf+emb-joint-weight0.1": (
         True,
         {"decoding": "joint", "encoder": "bundled", "label_weight": 0.1},
