@@ -25,22 +25,15 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import os
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
+# the same data, folds and seed as the training benchmark's cross-validation
+from benchmarks.bench_training import CROWD, FOLDS, ROOT, SEED, SILVER, _jsonl
 from benchmarks.common import figure
-
-ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT.parent / "shared" / "data"
-SILVER = DATA / "silver-156"
-CROWD = DATA / "crowd-enVent"
-SEED = 0
-FOLDS = 5
 
 #: name -> (use labelled crowd texts, classifier options)
 CONFIGS: dict[str, tuple[bool, dict[str, Any]]] = {
@@ -70,10 +63,6 @@ CONFIGS: dict[str, tuple[bool, dict[str, Any]]] = {
         {"decoding": "joint", "encoder": "bundled", "appraisal_weight": 1.0},
     ),
 }
-
-
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.open(encoding="utf-8") if line.strip()]
 
 
 def crowd_rows() -> list[dict[str, str]]:
