@@ -454,6 +454,8 @@ def job_train_start(
         values.setdefault("base_model", settings.NSM_PARSER_MODEL)
     else:
         values.pop("base_model", None)
+        if not values.get("encoder"):
+            values["encoder"] = settings.NSM_ENCODER_MODEL
     params = TrainParams.from_json(values)
     if params.output_dir:
         out = Path(params.output_dir).expanduser()

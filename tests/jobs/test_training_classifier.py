@@ -268,3 +268,16 @@ def test_nsmcore_trains_on_the_tools_own_training_export(gold_round, tmp_path):
     assert code == 0, err.getvalue()
     assert "trained on 5 examples" in out.getvalue()
     assert trained_item_ids(f"classifier:{tmp_path / 'm'}") == {line["id"] for line in lines}
+
+
+def test_the_encoder_setting_is_the_default_and_a_bad_one_is_named(
+    gold_round, admin_user, settings, tmp_path
+):
+    settings.NSM_ENCODER_MODEL = str(tmp_path / "no-encoder")
+    with pytest.raises(
+        JobError, match=r"'encoder': encoder .*no-encoder': no model folder there.*NSM_ENCODER_MODEL"
+    ):
+        job_train_start(user=admin_user, round_=gold_round, method="classifier", enqueue=False)
+    settings.NSM_ENCODER_MODEL = ""
+    job = job_train_start(user=admin_user, round_=gold_round, method="classifier", enqueue=False)
+    assert job.typed_params.encoder == ""
