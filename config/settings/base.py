@@ -170,6 +170,8 @@ SPECTACULAR_SETTINGS = {
         # status sets shared by several answers of the conventions and gold API
         "ConventionStatusEnum": "adjudication.models.Convention.Status",
         "GoldStatusEnum": "adjudication.models.GoldItem.Status",
+        # a registered parser's backend beside the prefill job's "backend" (all backends)
+        "RegisteredParserBackendEnum": "registry.models.RegisteredParser.Backend",
     },
     # What Django's converters match, so that a client (or the schema fuzzer) knows that
     # /api/items/-1/ or a version with a slash is no path of the API (Django answers it with its
