@@ -98,7 +98,7 @@ def run_config(name: str, items, gold, pass_b, rows, folds) -> list[dict]:
     from nsmcore.baselines import train_label_classifier
     from nsmcore.evaluation_report import Proportion
     from nsmcore.mapper import route
-    from nsmcore.parsers.classifier import train_classifier
+    from nsmcore.parsers.classifier_training import train_classifier
     from nsmcore.parsers.supervision import LabelledText
     from nsmcore.schema import SLOT_NAMES
 
@@ -248,7 +248,7 @@ def learning_curve(items, gold, rows, folds) -> list[dict]:
 
     from nsmcore.baselines import train_label_classifier
     from nsmcore.mapper import route
-    from nsmcore.parsers.classifier import train_classifier
+    from nsmcore.parsers.classifier_training import train_classifier
     from nsmcore.parsers.supervision import LabelledText
     from nsmcore.schema import SLOT_NAMES
 

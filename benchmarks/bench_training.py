@@ -131,7 +131,7 @@ def cross_validate(items, gold, ratings) -> tuple[list[dict], dict[str, Any]]:
 
     from nsmcore.baselines import train_appraisal_baseline, train_label_classifier
     from nsmcore.parsers import make_parser
-    from nsmcore.parsers.classifier import train_classifier
+    from nsmcore.parsers.classifier_training import train_classifier
     from nsmcore.schema import SLOT_NAMES
 
     n = len(items)
@@ -186,7 +186,7 @@ def random_explications(n: int, seed: int) -> list[dict[str, str]]:
 
 def bench_speed(train_rows: list[dict[str, str]], quick: bool) -> list[dict]:
     from nsmcore.parsers import make_parser
-    from nsmcore.parsers.classifier import train_classifier
+    from nsmcore.parsers.classifier_training import train_classifier
 
     texts = [row["hidden_emo_text"] for row in train_rows[:N_TRAIN_TIME]]
     examples = list(zip(texts, random_explications(len(texts), SEED), strict=True))

@@ -45,8 +45,8 @@ from nsmcore.parsers.classifier import (
     DEFAULT_OPTIONS,
     ClassifierError,
     ClassifierParser,
-    train_classifier,
 )
+from nsmcore.parsers.classifier_training import train_classifier
 from nsmcore.schema import SLOTS
 from nsmcore.training_data import (
     TrainingDataError,

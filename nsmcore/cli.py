@@ -205,7 +205,8 @@ def _training_example(obj: Any, name: str, number: int) -> tuple[str, dict[str, 
 
 
 def cmd_train_classifier(args: argparse.Namespace, out: IO[str]) -> int:
-    from nsmcore.parsers.classifier import ClassifierError, train_classifier
+    from nsmcore.parsers.classifier import ClassifierError
+    from nsmcore.parsers.classifier_training import train_classifier
 
     rows = _input_rows(args.input)
     examples = [_training_example(obj, args.input, number) for number, obj in rows]

@@ -1,4 +1,5 @@
-"""The classifier parser: one scikit-learn classifier per slot over the text, trained from gold.
+"""The classifier parser: one scikit-learn classifier per slot over the text, trained from gold
+(and, through the rules, from labelled texts: nsmcore.parsers.classifier_training).
 
 It is the learned baseline every team can run without a GPU: word (1-2) and character (2-5,
 within word boundaries) TF-IDF n-grams, shared by the twelve slots, and per slot a logistic
@@ -21,7 +22,6 @@ import hashlib
 import json
 import os
 import tempfile
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -30,16 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from nsmcore.decoding import RuleLattice, choose_gap, decode, region_posteriors
+from nsmcore.decoding import RuleLattice, decode
 from nsmcore.mapper import RuleSet, load_rule_set
 from nsmcore.parsers.base import Parser, ParseResult, ParserUnavailable, Timer, result_from_object
-from nsmcore.parsers.supervision import (
-    LabelledText,
-    SupervisionError,
-    appraisal_log_evidence,
-    check_labelled,
-    soft_rows,
-)
 from nsmcore.schema import SLOT_NAMES, SLOTS, ExplicationError, parse_slots
 
 FORMAT = "nsm-classifier-parser"
@@ -88,7 +81,7 @@ class ClassifierError(ValueError):
 Examples = Sequence[tuple[str, Mapping[str, Any]]]
 
 
-def _canonical_examples(examples: Examples) -> list[tuple[str, dict[str, str]]]:
+def canonical_examples(examples: Examples) -> list[tuple[str, dict[str, str]]]:
     """Validated (text, twelve canonical slot values) pairs; the error names the example."""
     out = []
     for position, example in enumerate(examples):
@@ -109,7 +102,7 @@ def _canonical_examples(examples: Examples) -> list[tuple[str, dict[str, str]]]:
 def data_hash(examples: Examples) -> str:
     """sha256 of the canonical JSON of the examples: a list, in order, of ``{"slots": {the twelve
     slots, aliases resolved}, "text": ...}`` with sorted keys, no spaces, UTF-8 unescaped."""
-    canonical = [{"slots": slots, "text": text} for text, slots in _canonical_examples(examples)]
+    canonical = [{"slots": slots, "text": text} for text, slots in canonical_examples(examples)]
     blob = json.dumps(canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
@@ -176,14 +169,14 @@ class ClassifierModel:
 
     def matrix(self, texts: Sequence[str]) -> Any:
         """The feature matrix of ``texts``: n-grams, and the encoder's embeddings if it has one."""
-        return _features_matrix(self.features, self.options, [normalise_text(t) for t in texts])
+        return features_matrix(self.features, self.options, [normalise_text(t) for t in texts])
 
     def log_proba(self, texts: Sequence[str], *, matrix: Any = None) -> list[np.ndarray]:
         """Per slot (schema order), an (n, values) array of log-probabilities; a value never seen
         in training gets probability 0 (log -inf), so it is never chosen."""
         if matrix is None:
             matrix = self.matrix(texts) if len(texts) else None
-        return _slot_log_proba(self.slots, matrix, len(texts))
+        return slot_log_proba(self.slots, matrix, len(texts))
 
     def predict(self, texts: Sequence[str]) -> list[tuple[dict[str, str], dict[str, float]]]:
         """Per text, each slot's likeliest value on its own and its probability (argmax per slot)."""
@@ -204,7 +197,7 @@ class ClassifierModel:
         if not texts:
             return []
         return decode(
-            self.log_proba(texts), lattice=_lattice(rule_set), abstain_gap=self.options.get("abstain_gap")
+            self.log_proba(texts), lattice=rule_lattice(rule_set), abstain_gap=self.options.get("abstain_gap")
         )
 
     def save(self, folder: str | Path, *, meta: Mapping[str, Any] | None = None) -> Path:
@@ -273,184 +266,12 @@ def one_blas_thread() -> Any:
     return threadpool_limits(limits=1, user_api="blas")
 
 
-def _check_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    unknown = sorted(set(options) - set(DEFAULT_OPTIONS))
-    if unknown:
-        known = ", ".join(DEFAULT_OPTIONS)
-        raise ClassifierError(f"unknown option(s) {', '.join(unknown)}; options: {known}")
-    chosen = {**DEFAULT_OPTIONS, **options}
-    for key in ("word_ngrams", "char_ngrams"):
-        low_high = chosen[key] = [int(x) for x in chosen[key]]
-        if len(low_high) != 2 or not 1 <= low_high[0] <= low_high[1]:
-            raise ClassifierError(f"option {key} must be [low, high] with 1 <= low <= high, got {low_high}")
-    if chosen["class_weight"] not in ("balanced", None):
-        weight = chosen["class_weight"]
-        raise ClassifierError(f"option class_weight must be 'balanced' or None, got {weight!r}")
-    if chosen["decoding"] not in ("joint", "argmax"):
-        raise ClassifierError(f"option decoding must be 'joint' or 'argmax', got {chosen['decoding']!r}")
-    for key, low, high in NUMBER_OPTIONS:
-        value = chosen[key]
-        if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
-            raise ClassifierError(f"option {key} must be a number from {low:g} to {high:g}, got {value!r}")
-        chosen[key] = float(value)
-    iterations = chosen["iterations"]
-    if isinstance(iterations, bool) or not isinstance(iterations, int) or not 0 <= iterations <= 20:
-        raise ClassifierError(f"option iterations must be a whole number from 0 to 20, got {iterations!r}")
-    gap = chosen["abstain_gap"]
-    if (
-        gap is not None
-        and gap != "auto"
-        and (isinstance(gap, bool) or not isinstance(gap, int | float) or gap < 0)
-    ):
-        raise ClassifierError(f"option abstain_gap must be null, 'auto' or a number >= 0, got {gap!r}")
-    if not isinstance(chosen["encoder"], str):
-        raise ClassifierError(f"option encoder must be a model name or folder, got {chosen['encoder']!r}")
-    return chosen
-
-
-#: (option, lowest, highest) of the numeric options of training through the rules
-NUMBER_OPTIONS = (("label_weight", 0.0, 100.0), ("label_trust", 1e-6, 1.0), ("appraisal_weight", 0.0, 10.0))
-
-
-def train_classifier(
-    examples: Examples,
-    *,
-    seed: int = 0,
-    labelled: Sequence[LabelledText] = (),
-    rule_set: RuleSet | None = None,
-    progress: Any = None,
-    **options: Any,
-) -> ClassifierModel:
-    """Fit the features and one classifier per slot on (text, slots) examples and, through the
-    rules, on ``labelled`` texts (a reference label and optional appraisal ratings each).
-
-    Options (defaults in DEFAULT_OPTIONS): ``word_ngrams``, ``char_ngrams`` ([low, high]),
-    ``min_df``, ``C`` (inverse regularisation), ``class_weight`` ("balanced" or None),
-    ``max_iter``, ``solver``, ``encoder``, ``decoding``, ``abstain_gap``, ``iterations``,
-    ``label_weight``, ``label_trust``, ``appraisal_weight``. With labelled texts, the gold-only
-    fit is refined by ``iterations`` rounds of EM (nsmcore.parsers.supervision). ``progress``,
-    if given, is called with (step, total, what) after each fit. Raises ClassifierError naming a
-    bad example, labelled text or option."""
-    chosen = _check_options(options)
-    rows = _canonical_examples(examples)
-    if not rows:
-        raise ClassifierError("no training examples")
-    rule_set = rule_set or load_rule_set()
-    try:
-        weak = check_labelled(list(labelled), rule_set.emotions)
-    except SupervisionError as error:
-        raise ClassifierError(str(error)) from None
-    calibration: list[LabelledText] = []
-    if chosen["abstain_gap"] == "auto":
-        if len(weak) < 2 * MIN_CALIBRATION:
-            raise ClassifierError(
-                f"option abstain_gap 'auto' needs at least {2 * MIN_CALIBRATION} labelled texts "
-                f"(a share is held back to choose it), got {len(weak)}"
-            )
-        weak, calibration = _calibration_split(weak, seed)
-    texts = [normalise_text(text) for text, _ in rows]
-    weak_texts = [normalise_text(r.text) for r in weak]
-    rounds = chosen["iterations"] if weak else 0
-    total = 1 + rounds
-    with one_blas_thread():
-        features = text_features(chosen)
-        features.fit(texts + weak_texts)
-        gold_matrix = _features_matrix(features, chosen, texts)
-        weak_matrix = _features_matrix(features, chosen, weak_texts) if weak else None
-        targets = {name: [slots_[name] for _, slots_ in rows] for name in SLOT_NAMES}
-        slots, counts = _fit_slots(gold_matrix, targets, chosen, seed)
-        _tick(progress, 1, total, "fitted on gold explications")
-        if weak:
-            evidence = appraisal_log_evidence([r.appraisals for r in weak], weight=chosen["appraisal_weight"])
-            lattice = _lattice(rule_set)
-            labels = [r.label for r in weak]
-            for step in range(rounds):
-                prior = _slot_log_proba(slots, weak_matrix, len(weak))
-                prior = [_smoothed(p) + e for p, e in zip(prior, evidence, strict=True)]
-                posteriors = region_posteriors(lattice, prior, labels, trust=chosen["label_trust"])
-                soft = (weak_matrix, posteriors, chosen["label_weight"])
-                slots, _ = _fit_slots(gold_matrix, targets, chosen, seed, soft=soft)
-                _tick(progress, 2 + step, total, f"EM round {step + 1} of {rounds} through the rules")
-    sources = _sources(rows, weak, chosen, rule_set)
-    model = ClassifierModel(
-        features, slots, chosen, seed, data_hash(rows), len(rows), counts, sources=sources
-    )
-    if calibration:
-        model.options["abstain_gap"] = None
-        decoded = model.decode([r.text for r in calibration], rule_set=rule_set)
-        correct = [d.label == r.label for d, r in zip(decoded, calibration, strict=True)]
-        gap = choose_gap([d.gap for d in decoded], correct)
-        model.options["abstain_gap"] = None if gap == float("inf") else round(gap, 4)
-        model.sources["calibration"] = {
-            "texts": len(calibration),
-            "ids": sorted({r.id for r in calibration if r.id}),
-            "routed_right_forced": sum(correct),
-            "abstain_gap": model.options["abstain_gap"],
-        }
-    return model
-
-
-#: "auto" abstention: the share of labelled texts held back to choose the gap, and its floor
-CALIBRATION_SHARE = 0.1
-MIN_CALIBRATION = 20
-
-
-def _calibration_split(weak: list[LabelledText], seed: int) -> tuple[list[LabelledText], list[LabelledText]]:
-    """A seeded share of the labelled texts, held back from training to choose the gap on."""
-    order = np.random.default_rng(seed).permutation(len(weak))
-    n = max(MIN_CALIBRATION, round(CALIBRATION_SHARE * len(weak)))
-    held = set(order[:n].tolist())
-    return [r for k, r in enumerate(weak) if k not in held], [r for k, r in enumerate(weak) if k in held]
-
-
-#: the E-step's floor: each slot's distribution is mixed with this share of the uniform one, so a
-#: value no gold explication shows (body=yes in a small gold set) can still be reached when a
-#: label's region needs it
-PRIOR_FLOOR = 1e-3
-
-
-def _smoothed(logp: np.ndarray) -> np.ndarray:
-    return np.log((1.0 - PRIOR_FLOOR) * np.exp(logp) + PRIOR_FLOOR / logp.shape[1])
-
-
-def _tick(progress: Any, step: int, total: int, what: str) -> None:
-    if progress is not None:
-        progress(step, total, what)
-
-
-def _sources(
-    rows: list, weak: list[LabelledText], chosen: dict[str, Any], rule_set: RuleSet
-) -> dict[str, Any]:
-    """What the card records of the training data besides the gold pairs' hash: enough to tell
-    which texts trained the model (their ids), so an evaluation on them can be refused."""
-    out: dict[str, Any] = {"gold": {"examples": len(rows)}}
-    if weak:
-        blob = json.dumps(
-            [[r.id, r.text, r.label, dict(r.appraisals)] for r in weak],
-            sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str,
-        )  # fmt: skip
-        out["labelled"] = {
-            "texts": len(weak),
-            "sha256": hashlib.sha256(blob.encode("utf-8")).hexdigest(),
-            "with_appraisals": sum(bool(r.appraisals) for r in weak),
-            "labels": dict(sorted(Counter(r.label for r in weak).items())),
-            "ids": sorted({r.id for r in weak if r.id}),
-            "rule_set_version": rule_set.version,
-            "rule_set_hash": rule_set.content_hash,
-        }
-    if chosen["encoder"]:
-        from nsmcore.encoder import load_encoder
-
-        out["encoder"] = load_encoder(chosen["encoder"]).identity
-    return out
-
-
 # The lattice of a rule set is a pure function of its content (keyed by its hash): built once per
 # process (about 0.1 s) and never invalidated.
 _LATTICES: dict[str, RuleLattice] = {}
 
 
-def _lattice(rule_set: RuleSet | None) -> RuleLattice:
+def rule_lattice(rule_set: RuleSet | None) -> RuleLattice:
     rule_set = rule_set or load_rule_set()
     if rule_set.content_hash not in _LATTICES:
         _LATTICES[rule_set.content_hash] = RuleLattice(rule_set)
@@ -465,7 +286,7 @@ def _encoder_dim(options: Mapping[str, Any]) -> int:
     return load_encoder(options["encoder"]).dim
 
 
-def _features_matrix(features: Any, options: Mapping[str, Any], texts: list[str]) -> Any:
+def features_matrix(features: Any, options: Mapping[str, Any], texts: list[str]) -> Any:
     """The n-grams and, with an encoder, its embeddings beside them (one sparse matrix)."""
     matrix = features.transform(texts)
     if not options.get("encoder"):
@@ -481,7 +302,7 @@ def _features_matrix(features: Any, options: Mapping[str, Any], texts: list[str]
     return sp.hstack([matrix, sp.csr_matrix(embeddings)]).tocsr()
 
 
-def _slot_log_proba(slots: dict[str, Any], matrix: Any, n: int) -> list[np.ndarray]:
+def slot_log_proba(slots: dict[str, Any], matrix: Any, n: int) -> list[np.ndarray]:
     out = []
     for slot in SLOTS:
         model = slots[slot.name]
@@ -495,52 +316,6 @@ def _slot_log_proba(slots: dict[str, Any], matrix: Any, n: int) -> list[np.ndarr
         with np.errstate(divide="ignore"):
             out.append(np.log(a))
     return out
-
-
-def _fit_slots(
-    matrix: Any,
-    targets: dict[str, list[str]],
-    chosen: dict[str, Any],
-    seed: int,
-    *,
-    soft: tuple[Any, list[np.ndarray], float] | None = None,
-) -> tuple[dict[str, Any], dict[str, dict[str, int]]]:
-    """One classifier per slot on the gold targets and, if ``soft`` = (matrix, per-slot
-    posteriors, weight) is given, on labelled texts' soft targets: one weighted row per text and
-    value with posterior mass (how scikit-learn fits soft labels). Balanced class weights apply
-    to the gold rows; a soft row carries its posterior times ``weight``."""
-    import scipy.sparse as sp
-    from sklearn.linear_model import LogisticRegression
-
-    slots: dict[str, Any] = {}
-    counts: dict[str, dict[str, int]] = {}
-    for s, slot in enumerate(SLOTS):
-        gold = targets[slot.name]
-        counted = Counter(gold)
-        counts[slot.name] = dict(sorted(counted.items(), key=lambda kv: (-kv[1], kv[0])))
-        weights = _balanced(gold) if chosen["class_weight"] == "balanced" else np.ones(len(gold))
-        X, y = matrix, list(gold)
-        if soft is not None and soft[2] > 0:
-            weak_matrix, posteriors, weight = soft
-            rows, values, w = soft_rows(posteriors, s, weight=weight)
-            X = sp.vstack([matrix, weak_matrix[rows]]).tocsr()
-            y += [slot.values[v] for v in values]
-            weights = np.concatenate([weights, w])
-        if len(set(y)) == 1:
-            slots[slot.name] = y[0]
-            continue
-        model = LogisticRegression(
-            C=float(chosen["C"]), max_iter=int(chosen["max_iter"]), solver=chosen["solver"], random_state=seed
-        )
-        model.fit(X, y, sample_weight=weights)
-        slots[slot.name] = model
-    return slots, counts
-
-
-def _balanced(values: list[str]) -> np.ndarray:
-    """scikit-learn's "balanced" class weights as row weights (n / (classes x count))."""
-    counted = Counter(values)
-    return np.array([len(values) / (len(counted) * counted[v]) for v in values])
 
 
 def load_classifier(folder: str | Path) -> ClassifierModel:

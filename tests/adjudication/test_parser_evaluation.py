@@ -331,7 +331,7 @@ def test_the_command_exits_2_on_a_bad_held_out_set(round_, tmp_path, args, messa
 
 
 def trained_classifier(folder, item_ids):
-    from nsmcore.parsers.classifier import train_classifier
+    from nsmcore.parsers.classifier_training import train_classifier
 
     examples = [
         (f"{TEXTS[label]} ({sid})", {**(GUILT if label == "guilt" else PRIDE)})

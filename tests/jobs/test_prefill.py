@@ -332,7 +332,7 @@ def test_durations_read_as_a_person_would_say_them(seconds, text):
 def test_a_prefill_job_runs_the_classifier_parser_from_its_folder(item_set, admin_user, tmp_path):
     """The classifier backend is a prefill backend like the others: the job's model field is the
     folder a training wrote, and the predictions name that folder and its data hash."""
-    from nsmcore.parsers.classifier import train_classifier
+    from nsmcore.parsers.classifier_training import train_classifier
     from nsmcore.schema import Explication
 
     proud = Explication(evaluation="feel-good", eval_target="self", agency="i").as_dict()

@@ -15,8 +15,8 @@ from nsmcore.parsers.classifier import (
     ClassifierParser,
     data_hash,
     load_classifier,
-    train_classifier,
 )
+from nsmcore.parsers.classifier_training import train_classifier
 from nsmcore.schema import SLOT_NAMES, Explication
 
 EVENTS = [

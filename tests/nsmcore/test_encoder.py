@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from nsmcore.encoder import Encoder, EncoderUnavailable
-from nsmcore.parsers.classifier import ClassifierError, train_classifier
+from nsmcore.parsers.classifier import ClassifierError
+from nsmcore.parsers.classifier_training import train_classifier
 from nsmcore.tiny import build_tiny_nli
 from tests.nsmcore.test_classifier import HELD_OUT, TRAIN
 

@@ -10,7 +10,8 @@ import pytest
 
 from nsmcore.decoding import choose_gap
 from nsmcore.mapper import route
-from nsmcore.parsers.classifier import ClassifierError, ClassifierParser, load_classifier, train_classifier
+from nsmcore.parsers.classifier import ClassifierError, ClassifierParser, load_classifier
+from nsmcore.parsers.classifier_training import train_classifier
 from nsmcore.parsers.supervision import (
     APPRAISAL_EVIDENCE,
     LabelledText,

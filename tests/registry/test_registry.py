@@ -204,7 +204,8 @@ def test_a_bad_encoder_or_a_taken_output_folder_is_refused_before_a_job_exists(
 
 
 def test_a_model_retrained_on_other_labelled_texts_is_a_new_version(tmp_path):
-    from nsmcore.parsers.classifier import ClassifierParser, train_classifier
+    from nsmcore.parsers.classifier import ClassifierParser
+    from nsmcore.parsers.classifier_training import train_classifier
     from nsmcore.parsers.supervision import LabelledText
     from tests.nsmcore.test_classifier import TRAIN
 
