@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 
 from annotator.models import FLAGS, SLOT_FIELDS, ItemSet, Round
 from annotator.roles import ROLES
-from annotator.round_selectors import annotator_choices, parser_coverage
+from annotator.round_selectors import annotator_choices, parser_coverage, parsers_of_other_fields
 from annotator.services import TEXT_MAX_CHARS, TIME_SPENT_MAX_MS, VERSION_MAX
 
 ROLE_CHOICES = [(role, role) for role in ROLES]
@@ -42,8 +42,8 @@ class AnnotatorChoice(forms.ModelMultipleChoiceField):
 
 
 class RoundForm(forms.Form):
-    """A round. The parser choices depend on the item set: those with legal predictions for any
-    of its items, each with how many it covers."""
+    """A round. The parser choices depend on the item set and the text shown: those with legal
+    predictions for any of its items read from that text, each with how many it covers."""
 
     name = forms.CharField(max_length=100)
     item_set = forms.ModelChoiceField(ItemSet.objects.order_by("name"))
@@ -67,10 +67,15 @@ class RoundForm(forms.Form):
         help_text="a blind round over items its annotators saw prefilled is no longer a clean control",
     )
 
-    def __init__(self, *args: Any, item_set: ItemSet | None = None, **kwargs: Any):
+    def __init__(
+        self, *args: Any, item_set: ItemSet | None = None, text_field: str = Round.TEXT_MASKED, **kwargs: Any
+    ):
         super().__init__(*args, **kwargs)
         self.fields["annotators"].queryset = annotator_choices()
-        self.coverage = parser_coverage(item_set) if item_set is not None else []
+        # only parsers that read the text the round shows are offered; the others are named apart
+        field = text_field if text_field in dict(Round.TEXT_FIELDS) else Round.TEXT_MASKED
+        self.coverage = parser_coverage(item_set, field) if item_set is not None else []
+        self.other_fields = parsers_of_other_fields(item_set, field) if item_set is not None else {}
         self.fields["prefill_parser"].choices = [("", "none (blind)")] + [
             (c.parser, c.label()) for c in self.coverage
         ]

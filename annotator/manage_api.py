@@ -382,7 +382,7 @@ def _create_round(data: dict[str, Any], *, name: str, item_set: ItemSet) -> Roun
     if data["mode"] == Round.Mode.PREFILLED and parser:
         # as the new-round page offers them: parsers with legal predictions for the set's items
         offered = [c.parser for c in parser_coverage(item_set)]
-        if parser not in offered:
+        if parser not in offered:  # (one read from another text field: round_create names it)
             shown = ", ".join(offered) or "none"
             raise Refused(
                 400,

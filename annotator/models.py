@@ -234,6 +234,9 @@ class ParserPrediction(models.Model):
     errors = models.JSONField(default=list, blank=True)
     raw_output = models.TextField(blank=True)
     seconds = models.FloatField(null=True, blank=True)
+    #: the item's text the parser read (Round.TEXT_FIELDS); empty when not recorded (imported
+    #: predictions, or made before fields were recorded). A round reads predictions of its own field.
+    text_field = models.CharField(max_length=16, blank=True, default="")
     job = models.ForeignKey(
         "jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="predictions"
     )
@@ -242,7 +245,8 @@ class ParserPrediction(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["item", "parser", "parser_version"], name="prediction_unique_parser_version"
+                fields=["item", "parser", "parser_version", "text_field"],
+                name="prediction_unique_parser_version_field",
             ),
         ]
         indexes = [

@@ -122,8 +122,9 @@ def assignment_with_annotation(user_id: int, assignment_id: int) -> Assignment |
     """The assignment if it is this user's (else None), in one statement with its round, its item,
     its annotation (None when it has none; ``assignment.annotation`` then raises DoesNotExist, as
     after ``select_related``) and ``newest_prefill``: the newest legal prediction of the round's
-    prefill parser for the item, whatever the round's mode (annotator.selectors.prefill_of decides
-    whether a page may show it). Model instances as the ORM would build them, through the same
+    prefill parser for the item read from the round's text field (or from an unrecorded one),
+    whatever the round's mode (annotator.selectors.prefill_of decides whether a page may show
+    it). Model instances as the ORM would build them, through the same
     converters.
 
     Justified by the load benchmark (benchmarks/bench_load.py; the API's fetch and submit read this
@@ -136,6 +137,7 @@ def assignment_with_annotation(user_id: int, assignment_id: int) -> Assignment |
         SELECT {columns}, (
             SELECT p.explication FROM {ParserPrediction._meta.db_table} p
             WHERE p.item_id = a.item_id AND p.parser = r.prefill_parser AND p.legal = %s
+              AND p.text_field IN (r.text_field, '')
             ORDER BY p.created_at DESC LIMIT 1
         )
         FROM {Assignment._meta.db_table} a

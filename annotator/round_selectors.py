@@ -43,6 +43,9 @@ def annotator_choices() -> QuerySet[User]:
     return User.objects.filter(is_active=True, groups__name=ANNOTATOR).order_by("username").distinct()
 
 
+FIELD_NAMES = dict(Round.TEXT_FIELDS)
+
+
 @dataclass(frozen=True)
 class ParserCoverage:
     parser: str
@@ -53,16 +56,49 @@ class ParserCoverage:
         return f"{self.parser} (legal predictions for {self.covered} of {self.size} items)"
 
 
-def parser_coverage(item_set: ItemSet) -> list[ParserCoverage]:
-    """Parsers with legal predictions for any of the set's items, with how many items each covers."""
+def parser_coverage(item_set: ItemSet, text_field: str = "") -> list[ParserCoverage]:
+    """Parsers with legal predictions for any of the set's items, with how many items each covers;
+    with ``text_field``, only predictions read from that field (or from an unrecorded one): those
+    a round showing that field prefills from."""
     size = item_set.members.count()
-    rows = (
-        ParserPrediction.objects.filter(item__item_sets=item_set, legal=True)
-        .values("parser")
-        .annotate(covered=Count("item", distinct=True))
-        .order_by("-covered", "parser")
-    )
+    rows = ParserPrediction.objects.filter(item__item_sets=item_set, legal=True)
+    if text_field:
+        rows = rows.filter(text_field__in=(text_field, ""))
+    rows = rows.values("parser").annotate(covered=Count("item", distinct=True)).order_by("-covered", "parser")
     return [ParserCoverage(r["parser"], r["covered"], size) for r in rows]
+
+
+def parsers_of_other_fields(item_set: ItemSet, text_field: str) -> dict[str, list[str]]:
+    """{parser: the fields it read} for parsers whose legal predictions for the set were all read
+    from another text field than ``text_field``: a round showing ``text_field`` gets no prefill
+    from them (a prefill read from the generated text names the emotion the masked text hides)."""
+    fields: dict[str, set[str]] = {}
+    rows = ParserPrediction.objects.filter(item__item_sets=item_set, legal=True).values_list(
+        "parser", "text_field"
+    )
+    for parser, field in rows.distinct():
+        fields.setdefault(parser, set()).add(field)
+    return {
+        parser: sorted(read)
+        for parser, read in sorted(fields.items())
+        if text_field not in read and "" not in read
+    }
+
+
+def field_mismatch_problem(item_set: ItemSet, parser: str, text_field: str) -> str | None:
+    """Why ``parser`` cannot prefill a round over the set showing ``text_field``: its predictions
+    were read from another field; None when it has some read from this one (or unrecorded)."""
+    other = parsers_of_other_fields(item_set, text_field).get(parser)
+    if not other:
+        return None
+    read = " and ".join(f"{f!r} ({FIELD_NAMES.get(f, f)})" for f in other)
+    matching = ", ".join(c.parser for c in parser_coverage(item_set, text_field)) or "none yet"
+    return (
+        f"{parser}'s predictions for this set read {read}, but the round shows {text_field!r} "
+        f"({FIELD_NAMES.get(text_field, text_field)}): its annotators would be prefilled from another "
+        f"text. Prefill the set reading {text_field!r} first (a prefill job), or choose a parser that "
+        f"read it: {matching}"
+    )
 
 
 @dataclass(frozen=True)

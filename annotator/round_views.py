@@ -42,15 +42,21 @@ def _new_round_page(
 
 @require_role(ADMIN)
 def round_new(request: HttpRequest) -> HttpResponse:
-    """GET ?item_set=ID shows the form with that set's parsers; POST creates the round."""
+    """GET ?item_set=ID&text_field=F shows the form with the parsers that read that set in F;
+    POST creates the round."""
     if request.method != "POST":
         # what was already filled in comes along (htmx sends the whole form when the set changes)
         item_set = _item_set(request.GET.get("item_set"))
         initial: dict[str, object] = {k: v for k, v in request.GET.items() if k in RoundForm.base_fields}
         initial["annotators"] = request.GET.getlist("annotators")
         initial["item_set"] = item_set
-        return _new_round_page(request, RoundForm(initial=initial, item_set=item_set))
-    form = RoundForm(request.POST, item_set=_item_set(request.POST.get("item_set")))
+        field = request.GET.get("text_field") or Round.TEXT_MASKED
+        return _new_round_page(request, RoundForm(initial=initial, item_set=item_set, text_field=field))
+    form = RoundForm(
+        request.POST,
+        item_set=_item_set(request.POST.get("item_set")),
+        text_field=request.POST.get("text_field") or Round.TEXT_MASKED,
+    )
     if not form.is_valid():
         return _new_round_page(request, form, status=400)
     data = form.cleaned_data

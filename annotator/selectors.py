@@ -18,7 +18,7 @@ def prefill_for(round_: Round, item_id_or_item: Any) -> dict[str, str] | None:
     parser must not reach the page at all), or when the parser has no legal prediction."""
     if round_.is_blind or not round_.prefill_parser:
         return None
-    return predicted_explication(round_.prefill_parser, item_id_or_item)
+    return predicted_explication(round_.prefill_parser, item_id_or_item, text_field=round_.text_field)
 
 
 def prefill_of(assignment: Assignment) -> dict[str, str] | None:
@@ -31,15 +31,16 @@ def prefill_of(assignment: Assignment) -> dict[str, str] | None:
     return prefill_for(assignment.round, assignment.item_id)
 
 
-def predicted_explication(parser: str, item_id_or_item: Any) -> dict[str, str] | None:
-    """The newest legal explication of one parser for an item, or None."""
+def predicted_explication(
+    parser: str, item_id_or_item: Any, *, text_field: str = ""
+) -> dict[str, str] | None:
+    """The newest legal explication of one parser for an item, or None; with ``text_field``, only
+    predictions read from that field (or from an unrecorded one)."""
     item_id = getattr(item_id_or_item, "pk", item_id_or_item)
-    return (
-        ParserPrediction.objects.filter(item_id=item_id, parser=parser, legal=True)
-        .order_by("-created_at")
-        .values_list("explication", flat=True)
-        .first()
-    )
+    found = ParserPrediction.objects.filter(item_id=item_id, parser=parser, legal=True)
+    if text_field:
+        found = found.filter(text_field__in=(text_field, ""))
+    return found.order_by("-created_at").values_list("explication", flat=True).first()
 
 
 def prefills_for(assignments: list[Assignment]) -> dict[tuple[int, int], dict[str, str]]:
@@ -56,14 +57,21 @@ def prefills_for(assignments: list[Assignment]) -> dict[tuple[int, int], dict[st
             item_id__in={i for _, i in wanted}, parser__in={p for p, _ in wanted}, legal=True
         )
         .order_by("created_at")
-        .values_list("parser", "item_id", "explication")
+        .values_list("parser", "item_id", "text_field", "explication")
     )
-    latest = {(parser, item_id): explication for parser, item_id, explication in rows}  # newest wins
-    return {
-        (a.round_id, a.item_id): latest[(a.round.prefill_parser, a.item_id)]
-        for a in assignments
-        if (a.round.prefill_parser, a.item_id) in latest and not a.round.is_blind
-    }
+    # per field read, in creation order ("" stands for unrecorded, which every round may read)
+    by_field: dict[tuple[str, int, str], list] = {}
+    for order, (parser, item_id, field, explication) in enumerate(rows):
+        by_field[(parser, item_id, field)] = [order, explication]  # newest wins
+    out = {}
+    for a in assignments:
+        if a.round.is_blind or not a.round.prefill_parser:
+            continue
+        key = (a.round.prefill_parser, a.item_id)
+        found = [f for f in (by_field.get((*key, a.round.text_field)), by_field.get((*key, ""))) if f]
+        if found:
+            out[(a.round_id, a.item_id)] = max(found, key=lambda f: f[0])[1]  # the newer of the two
+    return out
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from annotator.models import (
     Round,
 )
 from annotator.queries import assignments_rotate
-from annotator.round_selectors import prefill_overlap, prefilled_seen
+from annotator.round_selectors import field_mismatch_problem, prefill_overlap, prefilled_seen
 from annotator.selectors import annotation_of, prefill_of
 from annotator.versions import round_changed
 
@@ -121,6 +121,10 @@ def round_create(
             "a prefilled round needs the name of the parser whose predictions prefill it",
             field="prefill_parser",
         )
+    if mode == Round.Mode.PREFILLED:
+        problem = field_mismatch_problem(item_set, prefill_parser, text_field)
+        if problem:
+            raise RoundError(problem, field="prefill_parser")
     if mode == Round.Mode.BLIND and not allow_prefill_overlap:
         overlap = prefill_overlap(item_set=item_set, annotators=annotators)
         if overlap:

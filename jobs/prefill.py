@@ -115,10 +115,12 @@ def run_prefill(job: Job, params: PrefillParams) -> bool:
         .order_by("position")
         .values_list("item_id", flat=True)
     )
+    # a prediction is of one parser version reading one text field: another field's are others
     existing = ParserPrediction.objects.filter(
         item_id__in=ItemSetMember.objects.filter(item_set_id=job.item_set_id).values("item_id"),
         parser=parser.name,
         parser_version=parser.version,
+        text_field=params.text_field,
     )
     have = set() if params.overwrite else set(existing.values_list("item_id", flat=True))
     todo = [i for i in item_ids if i not in have]
@@ -142,6 +144,7 @@ def run_prefill(job: Job, params: PrefillParams) -> bool:
                 errors=[p.as_dict() for p in r.errors],
                 raw_output=r.raw_output,
                 seconds=r.seconds,
+                text_field=params.text_field,
                 job_id=job.pk,
             )
             for item_id, r in zip(batch, results, strict=True)
