@@ -60,6 +60,9 @@ class Decoded:
     abstained: bool  # the best routed explication was too far below the best overall
     label_mass: dict[str, float]  # each label's region mass, and ``abstain`` for no rule
     posteriors: dict[str, dict[str, float]]  # per slot, each value's probability
+    #: the share of the best routed label among the routed labels' scores (each region's best
+    #: explication, raised by the label prior if any): how sure the choice of label is
+    confidence: float = 1.0
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -67,6 +70,7 @@ class Decoded:
             "logp": round(self.logp, 4),
             "best_logp": round(self.best_logp, 4),
             "gap": round(self.gap, 4),
+            "confidence": round(self.confidence, 5),
             "abstained": self.abstained,
             "label_mass": {k: round(v, 5) for k, v in self.label_mass.items()},
             "posteriors": {s: {v: round(p, 5) for v, p in d.items()} for s, d in self.posteriors.items()},
@@ -179,11 +183,16 @@ def _stack(tables: list[np.ndarray]) -> np.ndarray:
 
 
 def region_scores(
-    lattice: RuleLattice, logp: Sequence[np.ndarray], *, tables: tuple | None = None
+    lattice: RuleLattice,
+    logp: Sequence[np.ndarray],
+    *,
+    tables: tuple | None = None,
+    label_prior: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For every text and label (column 0: no rule, then the rules in order): the best
     explication's log-probability in the label's region and the region's mass; and per text the
-    class combination of the best *routed* explication (whatever its label).
+    class combination of the best *routed* explication (whatever its label), the regions'
+    scores raised by ``label_prior`` ((n, rules) log-weights, in rule order) when given.
 
     A combination's score is the sum of its slots' class scores: one product of the (n, 32)
     class table with the (32, combinations) incidence matrix, which BLAS does far faster than
@@ -205,7 +214,8 @@ def region_scores(
         prob = np.exp(mass_m[lo:hi] @ incidence)
         region_mass[lo:hi, present] = np.add.reduceat(prob, starts, axis=1, dtype=np.float64)
         # only the winning region's block is searched for its argmax, row by row
-        winners = top[lo:hi, 1:].argmax(axis=1) + 1
+        routed = top[lo:hi, 1:] if label_prior is None else top[lo:hi, 1:] + label_prior[lo:hi]
+        winners = routed.argmax(axis=1) + 1
         for row, g in enumerate(winners):
             a, b = int(lattice.starts[g]), int(lattice.ends[g])
             routed_at[lo + row] = int(score[row, a:b].argmax()) + a
@@ -218,24 +228,48 @@ def decode(
     *,
     lattice: RuleLattice | None = None,
     abstain_gap: float | None = None,
+    label_prior: np.ndarray | None = None,
+    abstain_below: float | None = None,
 ) -> list[Decoded]:
     """Jointly decode per-slot log-probabilities (one (n, values) array per slot, in schema
-    order; rows are normalised here). ``abstain_gap=None`` never abstains by choice."""
+    order; rows are normalised here).
+
+    ``label_prior`` ((n, rules) log-weights in the rule set's rule order, e.g. a weighted text
+    label classifier's log-probabilities) is added to each region's best score when choosing the
+    region: the explication is then the best one inside the chosen label's region.
+
+    Typed abstentions (``no-rule``), each off when None: ``abstain_gap`` keeps the best overall
+    explication when the best routed one is more than that many nats less likely;
+    ``abstain_below`` keeps the best explication no rule routes when the chosen label's
+    ``confidence`` is below it."""
     lattice = lattice or RuleLattice()
     arrays, n = _check_scores(logp)
     arrays = normalise(arrays)
+    if label_prior is not None:
+        label_prior = np.asarray(label_prior, dtype=np.float64)
+        if label_prior.shape != (n, len(lattice.labels)):
+            raise DecodingError(
+                f"label_prior: expected shape ({n}, {len(lattice.labels)}) (texts, rules), "
+                f"got {label_prior.shape}"
+            )
     tables = _class_tables(lattice, arrays)
     arg = tables[1]
-    top, routed_at, region_mass = region_scores(lattice, arrays, tables=tables)
+    top, routed_at, region_mass = region_scores(lattice, arrays, tables=tables, label_prior=label_prior)
     best_overall = np.array([a.max(axis=1) for a in arrays]).sum(axis=0) if n else np.zeros(0)
     argmax = [a.argmax(axis=1) for a in arrays]
+    scores = top[:, 1:] if label_prior is None else top[:, 1:] + label_prior
+    confidence = _shares(scores)
     out = []
     for i in range(n):
-        routed = top[i, 1:]
-        g = int(routed.argmax()) + 1
+        g = int(scores[i].argmax()) + 1
         gap = float(best_overall[i] - top[i, g])
-        abstained = abstain_gap is not None and gap > abstain_gap
-        if abstained:
+        unsure = abstain_below is not None and confidence[i] < abstain_below
+        abstained = (abstain_gap is not None and gap > abstain_gap) or unsure
+        if unsure and np.isfinite(top[i, 0]):  # the likeliest explication that no rule routes
+            combo = lattice.combos[_best_in_region(lattice, tables[0], i, 0)]
+            codes = [int(arg[s][i, combo[s]]) for s in range(len(SLOTS))]
+            logp_chosen = float(top[i, 0])
+        elif abstained:
             codes = [int(argmax[s][i]) for s in range(len(SLOTS))]
             logp_chosen = float(best_overall[i])
         else:
@@ -260,9 +294,27 @@ def decode(
                 abstained,
                 mass,
                 posteriors,
+                float(confidence[i]),
             )
         )
     return out
+
+
+def _shares(scores: np.ndarray) -> np.ndarray:
+    """Per row, the largest entry's share of the row's exp-sum (a softmax's maximum)."""
+    if not len(scores):
+        return np.zeros(0)
+    top = scores.max(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        share = 1.0 / np.exp(scores - top).sum(axis=1)
+    return np.where(np.isfinite(top[:, 0]), share, 0.0)
+
+
+def _best_in_region(lattice: RuleLattice, best: list[np.ndarray], row: int, group: int) -> int:
+    """The index of the best class combination of one text inside one label's region."""
+    a, b = int(lattice.starts[group]), int(lattice.ends[group])
+    scores = _stack([t[row : row + 1] for t in best]) @ lattice.incidence[:, a:b]
+    return int(scores[0].argmax()) + a
 
 
 def _winner(lattice: RuleLattice, codes: Sequence[int]) -> str:

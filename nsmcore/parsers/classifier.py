@@ -36,8 +36,8 @@ from nsmcore.parsers.base import Parser, ParseResult, ParserUnavailable, Timer, 
 from nsmcore.schema import SLOT_NAMES, SLOTS, ExplicationError, parse_slots
 
 FORMAT = "nsm-classifier-parser"
-FORMAT_VERSION = 2
-READ_VERSIONS = (1, 2)  # version 1 cards (argmax models) still load, decoding per slot
+FORMAT_VERSION = 3  # 3: the model file may hold a label head (option label_prior)
+READ_VERSIONS = (1, 2, 3)  # version 1 cards (argmax models) still load, decoding per slot
 MODEL_FILE = "model.joblib"
 CARD_FILE = "card.json"
 SETTING_HINT = (
@@ -64,6 +64,15 @@ DEFAULT_OPTIONS: dict[str, Any] = {
     # routed one is more than this many nats less likely; null never abstains by choice; "auto"
     # chooses it on a calibration share of the labelled texts, held back from training
     "abstain_gap": None,
+    # joint decoding keeps the likeliest explication no rule routes when the chosen label's
+    # confidence (nsmcore.decoding.Decoded.confidence) is below this; null never; "auto" chooses
+    # it on the calibration share, as abstain_gap
+    "abstain_below": None,
+    # a label head (logistic regression on the same features, fitted on the labelled texts'
+    # labels) whose log-probabilities, times this weight, raise each label's region when
+    # decoding: 0 fits no head. The slots then describe the text and the label head chooses
+    # among the regions they can reach (docs/training.md)
+    "label_prior": 0.0,
     # training through the rules on labelled texts (nsmcore.parsers.supervision): EM rounds, the
     # weight of a labelled text's soft targets against a gold explication's 1, the probability
     # that a label is the one its explication routes to, and the appraisal evidence's exponent
@@ -162,6 +171,8 @@ class ClassifierModel:
     card: dict[str, Any] = field(default_factory=dict)
     #: what trained it besides the gold pairs: hashes, counts, ids (recorded in the card)
     sources: dict[str, Any] = field(default_factory=dict)
+    #: the label classifier of option label_prior (None: no label prior)
+    label_head: Any = None
 
     @property
     def options_hash(self) -> str:
@@ -193,11 +204,22 @@ class ClassifierModel:
         ]
 
     def decode(self, texts: Sequence[str], *, rule_set: RuleSet | None = None) -> list[Any]:
-        """Per text, the joint decoding (nsmcore.decoding.Decoded) inside the rule set."""
+        """Per text, the joint decoding (nsmcore.decoding.Decoded) inside the rule set, with the
+        label head's prior when the model has one."""
         if not texts:
             return []
+        lattice = rule_lattice(rule_set)
+        matrix = self.matrix(texts)
+        prior = None
+        if self.label_head is not None and self.options.get("label_prior"):
+            weight = float(self.options["label_prior"])
+            prior = weight * label_log_proba(self.label_head, matrix, lattice.labels)
         return decode(
-            self.log_proba(texts), lattice=rule_lattice(rule_set), abstain_gap=self.options.get("abstain_gap")
+            self.log_proba(texts, matrix=matrix),
+            lattice=lattice,
+            abstain_gap=self.options.get("abstain_gap"),
+            abstain_below=self.options.get("abstain_below"),
+            label_prior=prior,
         )
 
     def save(self, folder: str | Path, *, meta: Mapping[str, Any] | None = None) -> Path:
@@ -210,7 +232,7 @@ class ClassifierModel:
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         model_path = folder / MODEL_FILE
-        stored = {"features": self.features, "slots": self.slots}
+        stored = {"features": self.features, "slots": self.slots, "label_head": self.label_head}
         _atomic_write(model_path, lambda path: joblib.dump(stored, path))
         digest = _sha256_file(model_path)
         card = {
@@ -318,6 +340,29 @@ def slot_log_proba(slots: dict[str, Any], matrix: Any, n: int) -> list[np.ndarra
     return out
 
 
+#: a label the label head never saw gets this log-probability (one in a million), not log 0:
+#: its region stays reachable when the slots say so strongly
+UNSEEN_LABEL_LOGP = float(np.log(1e-6))
+
+
+def label_log_proba(head: Any, matrix: Any, labels: Sequence[str]) -> np.ndarray:
+    """(n, len(labels)) log-probabilities of the label head, in ``labels`` order (a rule set's
+    rules: a label two rules share gets its probability in both columns)."""
+    n = matrix.shape[0]
+    if isinstance(head, str):  # one label seen in training
+        return np.array([[0.0 if label == head else UNSEEN_LABEL_LOGP for label in labels]] * n)
+    with np.errstate(divide="ignore"):
+        logp = np.log(head.predict_proba(matrix))
+    classes = [str(c) for c in head.classes_]
+    columns = [
+        np.maximum(logp[:, classes.index(label)], UNSEEN_LABEL_LOGP)
+        if label in classes
+        else np.full(n, UNSEEN_LABEL_LOGP)
+        for label in labels
+    ]
+    return np.stack(columns, axis=1) if columns else np.zeros((n, 0))
+
+
 def load_classifier(folder: str | Path) -> ClassifierModel:
     """Read a folder written by :meth:`ClassifierModel.save`. Raises ClassifierError naming the
     problem (no folder, no or bad card, a model file that does not match its card, a different
@@ -372,6 +417,7 @@ def load_classifier(folder: str | Path) -> ClassifierModel:
         dict(card.get("value_counts", {})),
         card,
         dict(card.get("sources", {})),
+        stored.get("label_head"),
     )
 
 

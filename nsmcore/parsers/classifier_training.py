@@ -1,11 +1,13 @@
 """Training the classifier parser (nsmcore.parsers.classifier): the gold fit, then rounds of
-expectation-maximisation through the rules on labelled texts (nsmcore.parsers.supervision), and
-the "auto" abstention gap chosen on labelled texts held back from training."""
+expectation-maximisation through the rules on labelled texts (nsmcore.parsers.supervision), the
+label head of option ``label_prior``, and the "auto" abstention thresholds chosen on labelled
+texts held back from training."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -68,13 +70,27 @@ def _check_options(options: Mapping[str, Any]) -> dict[str, Any]:
         and (isinstance(gap, bool) or not isinstance(gap, int | float) or gap < 0)
     ):
         raise ClassifierError(f"option abstain_gap must be null, 'auto' or a number >= 0, got {gap!r}")
+    below = chosen["abstain_below"]
+    if (
+        below is not None
+        and below != "auto"
+        and (isinstance(below, bool) or not isinstance(below, int | float) or not 0 < below < 1)
+    ):
+        raise ClassifierError(
+            f"option abstain_below must be null, 'auto' or a number between 0 and 1, got {below!r}"
+        )
     if not isinstance(chosen["encoder"], str):
         raise ClassifierError(f"option encoder must be a model name or folder, got {chosen['encoder']!r}")
     return chosen
 
 
 #: (option, lowest, highest) of the numeric options of training through the rules
-NUMBER_OPTIONS = (("label_weight", 0.0, 100.0), ("label_trust", 1e-6, 1.0), ("appraisal_weight", 0.0, 10.0))
+NUMBER_OPTIONS = (
+    ("label_weight", 0.0, 100.0),
+    ("label_trust", 1e-6, 1.0),
+    ("appraisal_weight", 0.0, 10.0),
+    ("label_prior", 0.0, 100.0),
+)
 
 
 def train_classifier(
@@ -106,13 +122,16 @@ def train_classifier(
     except SupervisionError as error:
         raise ClassifierError(str(error)) from None
     calibration: list[LabelledText] = []
-    if chosen["abstain_gap"] == "auto":
+    auto = [key for key in ("abstain_gap", "abstain_below") if chosen[key] == "auto"]
+    if auto:
         if len(weak) < 2 * MIN_CALIBRATION:
             raise ClassifierError(
-                f"option abstain_gap 'auto' needs at least {2 * MIN_CALIBRATION} labelled texts "
+                f"option {auto[0]} 'auto' needs at least {2 * MIN_CALIBRATION} labelled texts "
                 f"(a share is held back to choose it), got {len(weak)}"
             )
         weak, calibration = _calibration_split(weak, seed)
+    if chosen["label_prior"] and not weak:
+        raise ClassifierError("option label_prior needs labelled texts (its label head is fitted on them)")
     texts = [normalise_text(text) for text, _ in rows]
     weak_texts = [normalise_text(r.text) for r in weak]
     rounds = chosen["iterations"] if weak else 0
@@ -136,23 +155,57 @@ def train_classifier(
                 soft = (weak_matrix, posteriors, chosen["label_weight"])
                 slots, _ = _fit_slots(gold_matrix, targets, chosen, seed, soft=soft)
                 _tick(progress, 2 + step, total, f"EM round {step + 1} of {rounds} through the rules")
+        head = None
+        if chosen["label_prior"]:
+            head = _fit_label_head(weak_matrix, [r.label for r in weak], chosen, seed)
     sources = _sources(rows, weak, chosen, rule_set)
     model = ClassifierModel(
-        features, slots, chosen, seed, data_hash(rows), len(rows), counts, sources=sources
+        features, slots, chosen, seed, data_hash(rows), len(rows), counts, sources=sources, label_head=head
     )
     if calibration:
-        model.options["abstain_gap"] = None
-        decoded = model.decode([r.text for r in calibration], rule_set=rule_set)
-        correct = [d.label == r.label for d, r in zip(decoded, calibration, strict=True)]
+        _calibrate(model, calibration, auto, rule_set)
+    return model
+
+
+def _fit_label_head(matrix: Any, labels: list[str], chosen: dict[str, Any], seed: int) -> Any:
+    """The label classifier of option label_prior: balanced logistic regression on the same
+    features as the slots (the black-box baseline's model, on this parser's features)."""
+    from sklearn.linear_model import LogisticRegression
+
+    if len(set(labels)) == 1:
+        return labels[0]
+    model = LogisticRegression(
+        C=float(chosen["C"]),
+        class_weight="balanced",
+        max_iter=int(chosen["max_iter"]),
+        solver=chosen["solver"],
+        random_state=seed,
+    )
+    return model.fit(matrix, labels)
+
+
+def _calibrate(
+    model: ClassifierModel, calibration: list[LabelledText], auto: list[str], rule_set: RuleSet
+) -> None:
+    """Choose the "auto" abstention thresholds on the held-back labelled texts (forced choices:
+    no abstention while choosing), and record what was chosen in the card's sources."""
+    for key in auto:
+        model.options[key] = None
+    decoded = model.decode([r.text for r in calibration], rule_set=rule_set)
+    correct = [d.label == r.label for d, r in zip(decoded, calibration, strict=True)]
+    if "abstain_gap" in auto:
         gap = choose_gap([d.gap for d in decoded], correct)
         model.options["abstain_gap"] = None if gap == float("inf") else round(gap, 4)
-        model.sources["calibration"] = {
-            "texts": len(calibration),
-            "ids": sorted({r.id for r in calibration if r.id}),
-            "routed_right_forced": sum(correct),
-            "abstain_gap": model.options["abstain_gap"],
-        }
-    return model
+    if "abstain_below" in auto:
+        # the same rule on -log(confidence): abstain where forcing a label is mostly wrong
+        unsure = choose_gap([-math.log(max(d.confidence, 1e-12)) for d in decoded], correct)
+        model.options["abstain_below"] = None if unsure == float("inf") else round(math.exp(-unsure), 4)
+    model.sources["calibration"] = {
+        "texts": len(calibration),
+        "ids": sorted({r.id for r in calibration if r.id}),
+        "routed_right_forced": sum(correct),
+        **{key: model.options[key] for key in auto},
+    }
 
 
 #: "auto" abstention: the share of labelled texts held back to choose the gap, and its floor

@@ -96,6 +96,47 @@ def test_a_large_gap_abstains_with_the_best_overall_explication():
     assert route(kept.values).abstention_type == "no-rule"
 
 
+def test_a_label_prior_chooses_the_label_and_the_best_explication_inside_its_region(space):
+    codes64, codes8 = space
+    rule_set = load_rule_set()
+    lattice = RuleLattice(rule_set)
+    winners, _ = route_codes(codes8, rule_set)
+    logp = random_scores(3, 11)
+    rng = np.random.default_rng(3)
+    prior = np.log(rng.dirichlet(np.ones(len(rule_set.rules)), size=3)) * 2.0
+    for i, d in enumerate(decode(logp, lattice=lattice, label_prior=prior)):
+        total = brute(logp, i, codes64)
+        # each rule's best explication, raised by its prior: the best of those wins
+        best = np.array([np.max(np.where(winners == k, total, -np.inf)) for k in range(len(rule_set.rules))])
+        k = int(np.argmax(best + prior[i]))
+        assert d.label == rule_set.rules[k].emotion == route(d.values).label
+        assert d.logp == pytest.approx(best[k], abs=1e-4)
+        shares = np.exp(best + prior[i] - np.max(best + prior[i]))
+        assert d.confidence == pytest.approx(1 / shares.sum(), rel=1e-4)
+    # a prior sure of one label makes every text take it (every rule's region is reachable)
+    sure = np.full((3, len(rule_set.rules)), -50.0)
+    sure[:, [r.emotion for r in rule_set.rules].index("guilt")] = 0.0
+    assert {d.label for d in decode(logp, lattice=lattice, label_prior=sure)} == {"guilt"}
+    with pytest.raises(DecodingError, match=r"label_prior: expected shape \(3, 13\)"):
+        decode(logp, lattice=lattice, label_prior=prior[:, :4])
+
+
+def test_an_unsure_label_abstains_with_the_likeliest_explication_no_rule_routes(space):
+    codes64, codes8 = space
+    winners, _ = route_codes(codes8, load_rule_set())
+    logp = random_scores(4, 5)
+    free = decode(logp)
+    threshold = float(np.median([d.confidence for d in free]))
+    for i, (d, kept) in enumerate(zip(free, decode(logp, abstain_below=threshold), strict=True)):
+        if d.confidence >= threshold:
+            assert kept == d
+            continue
+        total = brute(logp, i, codes64)
+        assert kept.abstained and kept.label == ABSTAIN
+        assert route(kept.values).abstention_type == "no-rule"
+        assert kept.logp == pytest.approx(np.max(np.where(winners < 0, total, -np.inf)), abs=1e-4)
+
+
 def test_region_posteriors_are_the_marginals_given_the_label(space):
     codes64, codes8 = space
     rule_set = load_rule_set()

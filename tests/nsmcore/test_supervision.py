@@ -169,3 +169,59 @@ def test_an_auto_gap_is_chosen_on_held_back_labelled_texts_and_recorded(tmp_path
         train_classifier(TRAIN, labelled=LABELLED[:10], abstain_gap="auto")
     with pytest.raises(ClassifierError, match="abstain_gap must be null, 'auto' or a number"):
         train_classifier(TRAIN, abstain_gap="sometimes")
+
+
+def test_a_label_prior_routes_through_the_rules_while_the_slots_keep_to_gold(tmp_path):
+    # one EM round with labels weighing almost nothing: the slots have seen every value the
+    # two regions need, but too faintly to route these texts right on their own; the label
+    # head, fitted on the labelled texts, chooses the region and the slots follow it
+    weak = {"iterations": 1, "label_weight": 0.02}
+    plain = train_classifier(TRAIN, seed=0, labelled=LABELLED, **weak)
+    prior = train_classifier(TRAIN, seed=0, labelled=LABELLED, label_prior=5.0, **weak)
+    assert routed_right(plain) == 0
+    assert routed_right(prior) >= 0.8 * len(HELD_OUT)
+    assert plain.label_head is None and sorted(prior.label_head.classes_) == ["disgust", "sadness"]
+    # the slot scores are the same model's: only the choice of region differs
+    texts = [t for t, _ in HELD_OUT]
+    for a, b in zip(plain.log_proba(texts), prior.log_proba(texts), strict=True):
+        np.testing.assert_allclose(a, b)
+    decoded = prior.decode(texts)
+    assert all(0 < d.confidence <= 1 for d in decoded)
+    # the head is saved with the model and the card says what it is
+    prior.save(tmp_path / "m")
+    loaded = load_classifier(tmp_path / "m")
+    assert loaded.card["format_version"] == 3 and loaded.card["options"]["label_prior"] == 5.0
+    assert [d.values for d in loaded.decode(texts)] == [d.values for d in decoded]
+    with pytest.raises(ClassifierError, match="option label_prior needs labelled texts"):
+        train_classifier(TRAIN, label_prior=1.0)
+    with pytest.raises(ClassifierError, match="option label_prior must be a number from 0 to 100"):
+        train_classifier(TRAIN, labelled=LABELLED, label_prior=-1)
+
+
+def test_an_auto_confidence_floor_is_chosen_on_held_back_texts_and_abstains_below_it():
+    model = train_classifier(
+        TRAIN,
+        seed=0,
+        labelled=LABELLED,
+        iterations=1,
+        label_weight=0.02,
+        label_prior=1.0,
+        abstain_below="auto",
+    )
+    calibration = model.sources["calibration"]
+    below = model.options["abstain_below"]
+    assert calibration["abstain_below"] == below and calibration["texts"] == 20
+    held = [r for r in LABELLED if r.id in set(calibration["ids"])]
+    model.options["abstain_below"] = None
+    decoded = model.decode([r.text for r in held])
+    chosen = choose_gap(
+        [-np.log(d.confidence) for d in decoded],
+        [d.label == r.label for d, r in zip(decoded, held, strict=True)],
+    )
+    assert below == (None if chosen == float("inf") else round(float(np.exp(-chosen)), 4))
+    model.options["abstain_below"] = 0.999999  # every label is less sure than that: all abstain
+    assert all(d.abstained and d.label == "abstain" for d in model.decode([t for t, _ in HELD_OUT]))
+    with pytest.raises(
+        ClassifierError, match="abstain_below must be null, 'auto' or a number between 0 and 1"
+    ):
+        train_classifier(TRAIN, abstain_below=1.5)
