@@ -225,6 +225,8 @@ def cmd_train_classifier(args: argparse.Namespace, out: IO[str]) -> int:
         "label_weight": args.label_weight,
         "label_trust": args.label_trust,
         "appraisal_weight": args.appraisal_weight,
+        "label_prior": args.label_prior,
+        "abstain_below": args.abstain_below,
     }
     meta: dict[str, Any] = {"input": os.path.abspath(args.input), "item_ids": ids}
     if args.labels:
@@ -254,6 +256,17 @@ def _gap(value: str) -> float | str:
         return float(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{value!r} is neither a number of nats nor 'auto'") from None
+
+
+def _share(value: str) -> float | str:
+    if value == "auto":
+        return value
+    try:
+        return float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is neither a number between 0 and 1 nor 'auto'"
+        ) from None
 
 
 def _labelled_texts(path: str) -> list[Any]:
@@ -560,6 +573,21 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=0.0,
         help="exponent of the appraisal evidence; 0 ignores ratings (default 0)",
+    )
+    train_p.add_argument(
+        "--label-prior",
+        type=float,
+        default=0.0,
+        help="weight of a label head fitted on the labelled texts when decoding: it chooses the "
+        "label's region and the slots the explication inside it (default 0: no head)",
+    )
+    train_p.add_argument(
+        "--abstain-below",
+        type=_share,
+        default=None,
+        metavar="SHARE|auto",
+        help="abstain (no-rule) when the chosen label's confidence is below this; 'auto' chooses it "
+        "on a tenth of the labelled texts, held back from training",
     )
     tiny_p = sub.add_parser("tiny-model", help="write a tiny random causal LM for smoke runs")
     tiny_p.add_argument("path")

@@ -110,7 +110,8 @@ def test_the_form_offers_only_parsers_of_the_rounds_text_and_names_the_others(
     # a post naming the other text's parser is a 400 that names it, and writes nothing
     data = {
         "name": "r1", "item_set": item_set.pk, "annotators_per_item": 2, "mode": "prefilled",
-        "annotators": [annotator.pk, other_annotator.pk], "text_field": "masked_text", "prefill_parser": "lex",
+        "annotators": [annotator.pk, other_annotator.pk], "text_field": "masked_text",
+        "prefill_parser": "lex",
     }  # fmt: skip
     response = client.post(url, data)
     assert response.status_code == 400 and "lex" in response.content.decode()
@@ -135,7 +136,7 @@ def test_the_api_and_the_command_refuse_a_parser_of_another_text(
     assert "'text' (generated text)" in response.json()["prefill_parser"][0]
     with pytest.raises(CommandError, match="'text' \\(generated text\\)"):
         call_command(
-            "create_round", "r2", item_set="four", annotators=f"{annotator.username},{other_annotator.username}",
-            mode="prefilled", prefill_parser="lex", text="masked_text",
+            "create_round", "r2", item_set="four", mode="prefilled", prefill_parser="lex",
+            annotators=f"{annotator.username},{other_annotator.username}", text="masked_text",
         )  # fmt: skip
     assert not Round.objects.exists()

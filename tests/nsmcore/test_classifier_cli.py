@@ -109,6 +109,16 @@ def test_labelled_texts_train_through_the_rules_from_the_cli(tmp_path):
     labels_out = [json.loads(line)["label"] for line in routed.splitlines()]
     right = sum(a == b for a, (_, b) in zip(labels_out, LABEL_HELD_OUT, strict=True))
     assert right >= 0.8 * len(LABEL_HELD_OUT)
+    # the label head and the confidence floor, both from the command line
+    code, out, err = run([*argv, "--label-weight", "0.02", "--iterations", "1", "--label-prior", "5",
+                          "--abstain-below", "auto"])  # fmt: skip
+    assert code == 0, err
+    card = json.loads((folder / "card.json").read_text())
+    assert card["options"]["label_prior"] == 5.0 and card["format_version"] == 3
+    assert card["sources"]["calibration"]["abstain_below"] == card["options"]["abstain_below"]
+    with pytest.raises(SystemExit) as refused:  # argparse's usage error: exit 2, the value named
+        run([*argv, "--abstain-below", "often"])
+    assert refused.value.code == 2
 
 
 @pytest.mark.parametrize(
