@@ -235,6 +235,8 @@ class TrainIn(FormIn):
         help_text="classifier only: 'bundled' (all-MiniLM-L6-v2) or a model folder",
     )  # fmt: skip
     appraisal_weight = serializers.FloatField(required=False, min_value=0, max_value=10)
+    label_trust = serializers.FloatField(required=False, min_value=0.000001, max_value=1)
+    label_prior = serializers.FloatField(required=False, min_value=0, max_value=100)
 
 
 class ExportOut(serializers.ModelSerializer):

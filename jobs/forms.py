@@ -250,6 +250,16 @@ class TrainForm(TargetMixin, forms.Form):
         required=False, min_value=0, max_value=10, initial=0.0,
         help_text="classifier only, with labels: how much the appraisal ratings count (0: not at all)",
     )  # fmt: skip
+    label_trust = forms.FloatField(
+        required=False, min_value=0.000001, max_value=1, initial=_TRAIN["label_trust"].default,
+        help_text="classifier only, with labels: how far a label may pull the slots toward its rule "
+        "(1: all the way; lower keeps them closer to the gold explications)",
+    )  # fmt: skip
+    label_prior = forms.FloatField(
+        required=False, min_value=0, max_value=100, initial=_TRAIN["label_prior"].default,
+        help_text="classifier only, with labels: the weight of a label head that chooses each text's "
+        "rule when decoding (0: none)",
+    )  # fmt: skip
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -278,8 +288,9 @@ class TrainForm(TargetMixin, forms.Form):
             "parser_name",
         ):
             data[name] = (data.get(name) or "").strip()
-        if data.get("appraisal_weight") is None:
-            data["appraisal_weight"] = 0.0
+        for name in ("appraisal_weight", "label_trust", "label_prior"):
+            if data.get(name) is None:  # empty: the job's default
+                data[name] = _TRAIN[name].default
         if data["method"] != "lora":
             for name in ("base_model", *LORA_FIELDS):
                 data.pop(name, None)  # not used: the job keeps the defaults

@@ -73,7 +73,7 @@ PAIRS_FILE = Path("data") / "train.pairs.jsonl"
 LORA_FIELDS = ("rank", "alpha", "dropout", "target_modules", "epochs", "learning_rate", "batch_size",
                "grad_accum", "max_length", "checkpoint_every", "gradient_checkpointing")  # fmt: skip
 #: the settings only the classifier method reads
-CLASSIFIER_FIELDS = ("labels_from", "encoder", "appraisal_weight")
+CLASSIFIER_FIELDS = ("labels_from", "encoder", "appraisal_weight", "label_trust", "label_prior")
 #: the loss curve keeps at most this many points (means of consecutive steps beyond it)
 CURVE_POINTS = 200
 
@@ -109,6 +109,11 @@ class TrainParams(Params):
     encoder: str = ""
     #: classifier only: exponent of the appraisal evidence (0: ratings unused)
     appraisal_weight: float = 0.0
+    #: classifier only, with labels: the probability that a label is the one its explication
+    #: routes to (lower keeps the slots closer to gold)
+    label_trust: float = DEFAULT_OPTIONS["label_trust"]
+    #: classifier only, with labels: the weight of the label head when decoding (0: no head)
+    label_prior: float = DEFAULT_OPTIONS["label_prior"]
 
     def validate(self) -> None:
         if self.method not in METHODS:
@@ -129,6 +134,12 @@ class TrainParams(Params):
                 self.bad("parser_name", str(error))
         if not 0 <= self.appraisal_weight <= 10:
             self.bad("appraisal_weight", f"must be from 0 to 10, got {self.appraisal_weight}")
+        if not 0 < self.label_trust <= 1:
+            self.bad("label_trust", f"must be above 0 and at most 1, got {self.label_trust}")
+        if not 0 <= self.label_prior <= 100:
+            self.bad("label_prior", f"must be from 0 to 100, got {self.label_prior}")
+        if self.label_prior and not self.labels_from:
+            self.bad("label_prior", "needs labels_from: the label head is fitted on its labels")
         try:
             parse_passes(self.passes)
             if self.method == "lora":
@@ -233,7 +244,12 @@ def run_classifier(
     def progress(step: int, total: int, what: str) -> None:
         Job.objects.filter(pk=job.pk).update(done=step, total=total)
 
-    options: dict[str, Any] = {"encoder": params.encoder, "appraisal_weight": params.appraisal_weight}
+    options: dict[str, Any] = {
+        "encoder": params.encoder,
+        "appraisal_weight": params.appraisal_weight,
+        "label_trust": params.label_trust,
+        "label_prior": params.label_prior,
+    }
     try:
         model = train_classifier(
             [(row["text"], row["slots"]) for row in rows],
@@ -495,7 +511,8 @@ def train_key(params: TrainParams) -> str:
     """Two train jobs are the same job when every setting that makes a different model is the
     same (the classifier's labels, encoder, appraisal weight, name and seed included)."""
     parts = (params.method, params.base_model, params.passes, params.output_dir, params.parser_name,
-             params.labels_from, params.encoder, params.appraisal_weight, params.seed)  # fmt: skip
+             params.labels_from, params.encoder, params.appraisal_weight, params.label_trust,
+             params.label_prior, params.seed)  # fmt: skip
     return "|".join(str(p) for p in parts)
 
 

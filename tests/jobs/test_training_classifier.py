@@ -18,7 +18,7 @@ from jobs.models import Job
 from jobs.prefill import job_prefill_start
 from jobs.services import job_resume, job_run
 from jobs.training import TrainParams, job_train_start
-from nsmcore.parsers.classifier import CARD_FILE, MODEL_FILE, data_hash
+from nsmcore.parsers.classifier import CARD_FILE, MODEL_FILE, data_hash, load_classifier
 from nsmcore.schema import SLOT_NAMES
 
 
@@ -281,3 +281,40 @@ def test_the_encoder_setting_is_the_default_and_a_bad_one_is_named(
     settings.NSM_ENCODER_MODEL = ""
     job = job_train_start(user=admin_user, round_=gold_round, method="classifier", enqueue=False)
     assert job.typed_params.encoder == ""
+
+
+def test_a_label_head_and_label_trust_reach_the_model_from_page_api_and_command(
+    gold_round, admin_user, admin_client, label_pool, tmp_path
+):
+    pool, _ = label_pool
+    response = admin_client.post(
+        reverse("job_train"),
+        form_data(gold_round, method="classifier", labels_from=pool.name, label_prior="3", label_trust="0.5",
+                  output_dir=str(tmp_path / "page")),
+    )  # fmt: skip
+    assert response.status_code == 302, response.content.decode()[:2000]
+    job = Job.objects.latest("pk")
+    assert (job.typed_params.label_prior, job.typed_params.label_trust) == (3.0, 0.5)
+    job_run(job.pk)
+    job.refresh_from_db()
+    assert job.status == "done", job.error
+    card = json.loads((tmp_path / "page" / CARD_FILE).read_text())
+    assert (card["options"]["label_prior"], card["options"]["label_trust"]) == (3.0, 0.5)
+    assert load_classifier(tmp_path / "page").label_head is not None
+    # a label head needs labels; trust must be a probability: refused before a job exists
+    before = Job.objects.count()
+    response = admin_client.post(
+        reverse("job_train"), form_data(gold_round, method="classifier", label_prior="2")
+    )
+    assert response.status_code == 400 and "needs labels_from" in response.content.decode()
+    response = admin_client.post(
+        "/api/jobs/train/",
+        {"round": gold_round.pk, "method": "classifier", "labels_from": pool.name, "label_trust": 1.5},
+        content_type="application/json",
+    )
+    assert response.status_code == 400 and "label_trust" in response.json()
+    with pytest.raises(CommandError, match="needs labels_from"):
+        call_command(
+            "train_parser", "--round", gold_round.name, "--method", "classifier", "--label-prior", "2"
+        )
+    assert Job.objects.count() == before

@@ -60,6 +60,14 @@ class Command(BaseCommand):
         parser.add_argument(
             "--appraisal-weight", type=float, default=0.0, help="classifier: appraisal evidence"
         )
+        parser.add_argument(
+            "--label-trust", type=float, default=FIELDS["label_trust"].default,
+            help="classifier, with labels: how far a label pulls the slots toward its rule (0-1]",
+        )  # fmt: skip
+        parser.add_argument(
+            "--label-prior", type=float, default=FIELDS["label_prior"].default,
+            help="classifier, with labels: weight of the label head when decoding (0: none)",
+        )  # fmt: skip
         parser.add_argument("--background", action="store_true", help="queue for the worker and return")
 
     def handle(self, *args, **options):
@@ -85,6 +93,8 @@ class Command(BaseCommand):
                     "parser_name": options["name"],
                     "encoder": options["encoder"],
                     "appraisal_weight": options["appraisal_weight"],
+                    "label_trust": options["label_trust"],
+                    "label_prior": options["label_prior"],
                 }
                 if options["method"] != "lora":  # the LoRA settings do not apply
                     values = {k: v for k, v in values.items() if k not in LORA_FIELDS}
