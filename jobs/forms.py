@@ -10,7 +10,7 @@ from django.conf import settings
 from annotator.models import ItemSet, Round
 from jobs.export import export_start
 from jobs.models import Job
-from jobs.parsers import backend_choices
+from jobs.parsers import backend_choices, default_prefill
 from jobs.prefill import job_prefill_start
 from jobs.raw_export import FORMATS, raw_export_start
 from jobs.training import CLASSIFIER_FIELDS, LORA_FIELDS, METHODS, TrainParams, job_train_start
@@ -75,7 +75,14 @@ class PrefillForm(TargetMixin, forms.Form):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["target"].choices = target_choices()
-        self.fields["backend"].initial = settings.NSM_PARSER_BACKEND
+        # the best registered parser, else the settings' backend (jobs.parsers.default_prefill)
+        backend, model = default_prefill()
+        self.fields["backend"].initial, self.fields["model"].initial = backend, model
+        if model:
+            self.fields["model"].help_text = (
+                f"the best registered parser is {model} (the Parsers page says why); "
+                + self.fields["model"].help_text
+            )
 
     def start(self, *, user) -> Job:
         data = self.cleaned_data

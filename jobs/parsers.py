@@ -10,12 +10,22 @@ from django.conf import settings
 from nsmcore.parsers import BACKENDS, Parser, make_parser
 from registry.selectors import (
     UnknownParser,
+    best_parser,
     is_spec,
     looks_like_spec,
     parser_for_folder,
     parser_get,
     registered_line,
 )
+
+
+def default_prefill() -> tuple[str, str]:
+    """(backend, model) of a prefill that names no parser: the best registered parser
+    (registry.selectors.best_parser), else the settings' backend with its own model setting."""
+    best = best_parser()
+    if best is not None:
+        return best.backend, best.spec
+    return settings.NSM_PARSER_BACKEND, ""
 
 
 def parser_options(backend: str, model: str = "", adapter: str = "") -> dict[str, Any]:
@@ -31,7 +41,7 @@ def parser_options(backend: str, model: str = "", adapter: str = "") -> dict[str
             "batch_size": settings.NSM_PARSER_BATCH_SIZE,
         }
     if backend == "classifier":
-        spec = model or settings.NSM_PARSER_MODEL
+        spec = model or settings.NSM_PARSER_MODEL or _best_spec()
         if spec and is_spec(spec):  # a registered parser, by name: its folder, named by its spec
             found = parser_get(spec)
             return {"model": found.folder, "label": found.spec}
@@ -51,12 +61,17 @@ def parser_options(backend: str, model: str = "", adapter: str = "") -> dict[str
     return {}
 
 
+def _best_spec() -> str:
+    best = best_parser()
+    return best.spec if best is not None else ""
+
+
 def parser_setting_problem(backend: str, model: str = "") -> str | None:
     """Why the backend has nothing to run with, naming the setting (no model, no server), known
     without loading anything; None otherwise. A prefill is refused with it before a job exists,
     instead of failing on the worker (and again on every resume)."""
     if backend == "classifier":
-        spec = model or settings.NSM_PARSER_MODEL
+        spec = model or settings.NSM_PARSER_MODEL or _best_spec()
         if not spec:
             return "no model given: choose a registered parser (Parsers page) or set NSM_PARSER_MODEL"
         if (Path(spec).expanduser() / "card.json").is_file():

@@ -16,7 +16,7 @@ from django.utils.html import format_html
 from annotator.models import Item, ItemSet, ItemSetMember, ParserPrediction, Round
 from jobs.kinds import JobError, JobKind, Params, job_kind_register
 from jobs.models import Job
-from jobs.parsers import parser_build, parser_setting_problem
+from jobs.parsers import default_prefill, parser_build, parser_setting_problem
 from jobs.services import job_create, job_stopped
 from nsmcore.parsers import BACKENDS, Parser, ParserUnavailable
 
@@ -66,14 +66,17 @@ def job_prefill_start(
     enqueue: bool = True,
 ) -> Job:
     """Create a prefill job for an item set or a round and hand it to the worker (after commit).
-    A round's items are read in the round's text field; an item set's in ``text_field``."""
+    A round's items are read in the round's text field; an item set's in ``text_field``. With no
+    backend, the best registered parser (else the settings' backend) prefills."""
     if (item_set is None) == (round_ is None):
         raise JobError("choose an item set or a round, not both")
+    if not backend:
+        backend, model = default_prefill() if not model else (settings.NSM_PARSER_BACKEND, model)
     if round_ is not None:
         item_set = round_.item_set
         text_field = round_.text_field
     params = PrefillParams(
-        backend=backend or settings.NSM_PARSER_BACKEND,
+        backend=backend,
         # the masked text unless asked: the generated text names the emotion (a parser reading it
         # prefills from the answer); a round's items are read in the round's own field
         text_field=text_field or Round.TEXT_MASKED,

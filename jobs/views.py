@@ -34,7 +34,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
         "verify_form": VerifyForm(),
         "train_form": TrainForm(),
         "jobs": jobs_recent(),
-        "registered_parsers": parsers_list(),
+        "registered_parsers": parsers_list().defer("card", "trained_on"),
     }
     return render(request, "jobs/list.html", context, status=started)
 
@@ -52,7 +52,7 @@ def job_verify(request: HttpRequest) -> HttpResponse:
         "verify_form": form,
         "train_form": TrainForm(),
         "jobs": jobs_recent(),
-        "registered_parsers": parsers_list(),
+        "registered_parsers": parsers_list().defer("card", "trained_on"),
     }
     return render(request, "jobs/list.html", context, status=started)
 
@@ -71,7 +71,7 @@ def job_train(request: HttpRequest) -> HttpResponse:
         "verify_form": VerifyForm(),
         "train_form": form,
         "jobs": jobs_recent(),
-        "registered_parsers": parsers_list(),
+        "registered_parsers": parsers_list().defer("card", "trained_on"),
     }
     return render(request, "jobs/list.html", context, status=started)
 

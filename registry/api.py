@@ -11,6 +11,7 @@ from rest_framework.request import Request
 
 from annotator.roles import ADJUDICATOR, ADMIN, user_roles
 from registry.models import RegisteredParser
+from registry.selectors import best_parser
 
 
 class IsAdjudicatorOrAdmin(BasePermission):
@@ -24,15 +25,27 @@ class ParserOut(serializers.ModelSerializer):
     spec = serializers.CharField(read_only=True, help_text="NAME@VERSION: what a prefill job takes as model")
     parser_name = serializers.CharField(read_only=True, help_text="the name its predictions carry")
     created_by = serializers.CharField(source="created_by.username", read_only=True, default=None)
-    trained_on = serializers.SerializerMethodField(help_text="how many corpus items trained it")
+    trained_on = serializers.IntegerField(
+        source="trained_count", read_only=True, help_text="how many corpus items trained it"
+    )
+    validation_accuracy = serializers.FloatField(
+        read_only=True,
+        allow_null=True,
+        help_text="routed accuracy on labelled texts held back from its training; null: none held back",
+    )
+    best = serializers.SerializerMethodField(help_text="whether a prefill with no parser chosen uses it")
 
     class Meta:
         model = RegisteredParser
         fields = ["id", "name", "version", "spec", "backend", "parser_name", "description", "job_id",
-                  "trained_on", "created_by", "created_at"]  # fmt: skip
+                  "trained_on", "validation_accuracy", "validation_texts", "best", "created_by",
+                  "created_at"]  # fmt: skip
 
-    def get_trained_on(self, obj: RegisteredParser) -> int:
-        return len(obj.trained_on)
+    def get_best(self, obj: RegisteredParser) -> bool:
+        if "best" not in self.context:
+            found = best_parser()
+            self.context["best"] = found.pk if found else None
+        return obj.pk == self.context["best"]
 
 
 class ParserDetailOut(ParserOut):
@@ -53,7 +66,7 @@ class ParserList(generics.ListAPIView):
     permission_classes = [IsAuthenticated & IsAdjudicatorOrAdmin]
 
     def get_queryset(self):
-        found = RegisteredParser.objects.select_related("created_by")
+        found = RegisteredParser.objects.select_related("created_by").defer("card", "trained_on")
         name = self.request.query_params.get("name", "")
         if name:  # NAME or NAME@VERSION
             name, at, version = name.partition("@")

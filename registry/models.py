@@ -24,6 +24,12 @@ class RegisteredParser(models.Model):
     card = models.JSONField(default=dict, blank=True, help_text="the model's card as it was written")
     #: [source, source_id] of the items it was trained on (gold and labelled): evaluations refuse them
     trained_on = models.JSONField(default=list, blank=True)
+    #: how many items it was trained on (len(trained_on)), kept so a list need not load them
+    trained_count = models.PositiveIntegerField(default=0)
+    #: routed accuracy of its forced choices on labelled texts held back from its training (the
+    #: calibration share of an "auto" abstention); None when none were held back
+    validation_accuracy = models.FloatField(null=True, blank=True)
+    validation_texts = models.PositiveIntegerField(null=True, blank=True)
     job_id = models.PositiveIntegerField(null=True, blank=True, help_text="the train job that made it")
     description = models.CharField(max_length=300, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)

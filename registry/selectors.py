@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet
 
 from nsmcore.parsers import trained_item_ids
 from registry.models import NAME_PATTERN, RegisteredParser
@@ -20,6 +20,18 @@ class UnknownParser(LookupError):
 def parsers_list(*, backend: str = "") -> QuerySet[RegisteredParser]:
     found = RegisteredParser.objects.all()
     return found.filter(backend=backend) if backend else found
+
+
+def best_parser() -> RegisteredParser | None:
+    """The registered classifier parser a prefill uses when none is asked for: the highest routed
+    accuracy on texts held back from its own training; parsers that held none back come after,
+    newest first. None when none is registered."""
+    return (
+        RegisteredParser.objects.filter(backend=RegisteredParser.Backend.CLASSIFIER)
+        .defer("card", "trained_on")
+        .order_by(F("validation_accuracy").desc(nulls_last=True), "-created_at", "-pk")
+        .first()
+    )
 
 
 def registered_line(limit: int = 12) -> str:

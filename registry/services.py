@@ -24,6 +24,16 @@ def check_name(name: str) -> str:
     return name
 
 
+def validation_of(card: dict[str, Any]) -> tuple[float | None, int | None]:
+    """(routed accuracy, texts) on the labelled texts a card says were held back from training
+    (its calibration share); (None, None) when it held none back."""
+    held = (card.get("sources") or {}).get("calibration") or {}
+    texts, right = held.get("texts"), held.get("routed_right_forced")
+    if not isinstance(texts, int) or not isinstance(right, int) or texts <= 0:
+        return None, None
+    return round(right / texts, 4), texts
+
+
 def parser_register(
     *,
     name: str,
@@ -38,6 +48,8 @@ def parser_register(
     """Register the next version of ``name``. A version number taken by a concurrent registration
     is retried with the next one."""
     name = check_name(name)
+    pairs = sorted(map(list, set(map(tuple, trained_on))))
+    accuracy, held = validation_of(card)
     if backend not in RegisteredParser.Backend.values:
         raise RegistryError(f"backend {backend!r}: one of {', '.join(RegisteredParser.Backend.values)}")
     for _ in range(5):
@@ -47,7 +59,8 @@ def parser_register(
                 return RegisteredParser.objects.create(
                     name=name, version=top + 1, backend=backend, card=card,
                     folder=str(Path(folder).resolve()),
-                    trained_on=sorted(map(list, set(map(tuple, trained_on)))), job_id=job_id,
+                    trained_on=pairs, trained_count=len(pairs), job_id=job_id,
+                    validation_accuracy=accuracy, validation_texts=held,
                     description=description[:300],
                     created_by=user if getattr(user, "pk", None) else None,
                 )  # fmt: skip

@@ -9,14 +9,13 @@ from django.shortcuts import redirect, render
 
 from annotator.roles import ADJUDICATOR, ADMIN, require_role
 from registry.models import RegisteredParser
-from registry.selectors import parsers_list
+from registry.selectors import best_parser, parsers_list
 
 
 @require_role(ADJUDICATOR, ADMIN)
 def parser_list(request: HttpRequest) -> HttpResponse:
-    return render(
-        request, "registry/parser_list.html", {"parsers": parsers_list().select_related("created_by")}
-    )
+    parsers = parsers_list().select_related("created_by").defer("card", "trained_on")
+    return render(request, "registry/parser_list.html", {"parsers": parsers, "best": best_parser()})
 
 
 @require_role(ADJUDICATOR, ADMIN)
@@ -45,6 +44,6 @@ def parser_detail(request: HttpRequest, name: str, version: int) -> HttpResponse
         "data": {k: v for k, v in data.items() if k != "item_ids"},
         "encoder": (card.get("sources") or {}).get("encoder", ""),
         "card_json": json.dumps(card, indent=2, ensure_ascii=False)[:200_000],
-        "trained_count": len(parser.trained_on),
+        "trained_count": parser.trained_count,
     }
     return render(request, "registry/parser_detail.html", context)

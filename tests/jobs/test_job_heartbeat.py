@@ -141,6 +141,7 @@ def test_a_job_requeued_by_the_sweeper_goes_on_without_redoing_work(item_set, ad
         ParserPrediction.objects.create(
             item_id=item_id, parser=parser.name, parser_version=parser.version, legal=result.legal,
             explication=result.explication.as_dict() if result.explication else None, job=job,
+            text_field=job.typed_params.text_field,
         )  # fmt: skip
     running(job, silent_for=60)
     # the tests run jobs inline (CELERY_TASK_ALWAYS_EAGER): the requeued job runs here, to the end

@@ -217,3 +217,55 @@ def test_a_model_retrained_on_other_labelled_texts_is_a_new_version(tmp_path):
     train_classifier(TRAIN).save(tmp_path / "gold")
     versions.add(ClassifierParser(str(tmp_path / "gold")).version)
     assert len(versions) == 3
+
+
+def _fake(name, accuracy=None, texts=None, folder="/srv/m"):
+    """A registration as a train job makes it; the card's calibration share gives the figure."""
+    card = (
+        {"sources": {"calibration": {"texts": texts, "routed_right_forced": round(accuracy * texts)}}}
+        if texts
+        else {}
+    )
+    return parser_register(name=name, backend="classifier", folder=folder, card=card, trained_on=[["s", "1"]])
+
+
+def test_the_best_parser_has_the_highest_held_back_accuracy_then_the_newest(db):
+    from registry.selectors import best_parser
+
+    assert best_parser() is None
+    plain = _fake("plain")
+    assert best_parser() == plain  # nothing held back anywhere: the newest
+    good = _fake("good", 0.4, 50)
+    _fake("worse", 0.3, 50)
+    _fake("newest-plain")
+    assert (good.validation_accuracy, good.validation_texts, good.trained_count) == (0.4, 50, 1)
+    assert best_parser() == good
+
+
+def test_a_prefill_with_no_parser_chosen_uses_the_best_registered_one(
+    registered, gold_round, admin_user, tmp_path, items, client
+):
+    first = RegisteredParser.objects.get(job_id=registered.pk)
+    other = item_set_from_items(name="to-prefill", items=items[:2])
+    job = job_prefill_start(user=admin_user, item_set=other, enqueue=False)
+    assert (job.typed_params.backend, job.typed_params.model) == ("classifier", first.spec)
+    # a parser that held texts back and routed them well comes first, whatever its age
+    second = train(admin_user, gold_round, tmp_path)
+    RegisteredParser.objects.filter(job_id=second.pk).update(validation_accuracy=0.5, validation_texts=40)
+    third = train(admin_user, gold_round, tmp_path)
+    best = RegisteredParser.objects.get(job_id=second.pk)
+    client.force_login(admin_user)
+    page = client.get(reverse("jobs")).content.decode()
+    assert f'name="model" value="{best.spec}"' in page and '<option value="classifier" selected>' in page
+    listed = client.get(reverse("api_parsers")).json()
+    rows = listed["results"] if isinstance(listed, dict) else listed
+    assert [r["spec"] for r in rows if r["best"]] == [best.spec]
+    assert {r["spec"]: r["validation_accuracy"] for r in rows}[best.spec] == 0.5
+    parsers_page = client.get(reverse("parsers")).content.decode()
+    link = reverse("parser_detail", args=[best.name, best.version])
+    assert f'uses <a href="{link}"><code>{best.spec}' in parsers_page
+    out = io.StringIO()
+    call_command("parsers", stdout=out)
+    line = next(x for x in out.getvalue().splitlines() if x.startswith(best.spec))
+    assert "held-back accuracy 0.500 of 40" in line and line.endswith("<- prefill default")
+    assert RegisteredParser.objects.get(job_id=third.pk).spec not in [r["spec"] for r in rows if r["best"]]

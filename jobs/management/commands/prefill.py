@@ -21,7 +21,10 @@ class Command(BaseCommand):
         target = parser.add_mutually_exclusive_group(required=True)
         target.add_argument("--item-set", help="item set name")
         target.add_argument("--round", help="round name")
-        parser.add_argument("--backend", choices=BACKENDS, default="", help="default: NSM_PARSER_BACKEND")
+        parser.add_argument(
+            "--backend", choices=BACKENDS, default="",
+            help="default: the best registered parser (manage.py parsers), else NSM_PARSER_BACKEND",
+        )  # fmt: skip
         parser.add_argument("--model", default="", help="model name or local path (default: from settings)")
         parser.add_argument("--mode", choices=["schema", "free"], default="", help="openai backend only")
         parser.add_argument(

@@ -6,7 +6,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from registry.selectors import UnknownParser, parser_get, parsers_list
+from registry.selectors import UnknownParser, best_parser, parser_get, parsers_list
 
 
 class Command(BaseCommand):
@@ -18,16 +18,23 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         if not options["spec"]:
-            rows = list(parsers_list())
+            rows = list(parsers_list().defer("card", "trained_on"))
             if not rows:
                 self.stdout.write(
                     "no registered parsers yet: train one (manage.py train_parser --method classifier)"
                 )
                 return
+            best = best_parser()
             for p in rows:
+                held = (
+                    f"held-back accuracy {p.validation_accuracy:.3f} of {p.validation_texts}"
+                    if p.validation_accuracy is not None
+                    else "none held back"
+                )
                 self.stdout.write(
-                    f"{p.spec:<32} {p.backend:<13} trained on {len(p.trained_on):>5} items  "
+                    f"{p.spec:<32} {p.backend:<13} trained on {p.trained_count:>5} items  {held:<36} "
                     f"job #{p.job_id or '-'}  {p.created_at:%Y-%m-%d %H:%M}"
+                    + ("  <- prefill default" if best and p.pk == best.pk else "")
                 )
             return
         try:
@@ -39,7 +46,11 @@ class Command(BaseCommand):
             return
         card = p.card or {}
         self.stdout.write(f"{p.spec}  ({p.backend}; predictions named {p.parser_name})")
-        self.stdout.write(f"  trained on {len(p.trained_on)} items; job #{p.job_id or '-'}")
+        self.stdout.write(f"  trained on {p.trained_count} items; job #{p.job_id or '-'}")
+        if p.validation_accuracy is not None:
+            self.stdout.write(
+                f"  held-back accuracy {p.validation_accuracy:.3f} on {p.validation_texts} labelled texts"
+            )
         self.stdout.write(f"  options: {json.dumps(card.get('options', {}), sort_keys=True)}")
         for source, info in (card.get("sources") or {}).items():
             shown = {k: v for k, v in info.items() if k != "ids"} if isinstance(info, dict) else info
