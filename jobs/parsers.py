@@ -17,6 +17,7 @@ from registry.selectors import (
     parser_get,
     registered_line,
 )
+from rules.rulesets import active_rule_set
 
 
 def default_prefill() -> tuple[str, str]:
@@ -94,11 +95,17 @@ def parser_setting_problem(backend: str, model: str = "") -> str | None:
     return None
 
 
+#: the backends that decode inside a rule set (nsmcore.decoding): they decode into the active one
+JOINT_BACKENDS = ("classifier", "transformers")
+
+
 def parser_build(*, backend: str, model: str = "", mode: str = "", adapter: str = "") -> Parser:
     """Raises ParserUnavailable, with the reason, when the backend cannot work."""
     options = parser_options(backend, model, adapter)
     if backend == "openai" and mode:
         options["mode"] = mode
+    if backend in JOINT_BACKENDS:
+        options["rule_set"] = active_rule_set()
     return make_parser(backend, **options)
 
 

@@ -128,6 +128,25 @@ class RuleLattice:
         return slice(int(self.starts[g]), int(self.ends[g]))
 
 
+_LATTICES: dict[str, RuleLattice] = {}
+
+
+def rule_lattice(rule_set: RuleSet | None = None) -> RuleLattice:
+    """The lattice of a rule set (the bundled default when None), built once per process and
+    rule set content (a pure function of the rules; a handful of rule sets ever meet one)."""
+    rule_set = rule_set or load_rule_set()
+    if rule_set.content_hash not in _LATTICES:
+        _LATTICES[rule_set.content_hash] = RuleLattice(rule_set)
+    return _LATTICES[rule_set.content_hash]
+
+
+def rules_tag(rule_set: RuleSet | None = None) -> str:
+    """``v1-<hash8>``: the rule set a joint decoding routes into, for a parser's version (a
+    parser decoding into another rule set makes other predictions)."""
+    rule_set = rule_set or load_rule_set()
+    return f"v{rule_set.version}-{rule_set.content_hash[:8]}"
+
+
 def _check_scores(logp: Sequence[np.ndarray]) -> tuple[list[np.ndarray], int]:
     if len(logp) != len(SLOTS):
         raise DecodingError(f"expected scores for {len(SLOTS)} slots, got {len(logp)}")
@@ -424,4 +443,6 @@ __all__ = [
     "decode",
     "region_posteriors",
     "region_scores",
+    "rule_lattice",
+    "rules_tag",
 ]

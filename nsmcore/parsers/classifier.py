@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from nsmcore.decoding import RuleLattice, decode
-from nsmcore.mapper import RuleSet, load_rule_set
+from nsmcore.decoding import decode, rule_lattice, rules_tag
+from nsmcore.mapper import RuleSet
 from nsmcore.parsers.base import Parser, ParseResult, ParserUnavailable, Timer, result_from_object
 from nsmcore.schema import SLOT_NAMES, SLOTS, ExplicationError, parse_slots
 
@@ -290,16 +290,6 @@ def one_blas_thread() -> Any:
 
 # The lattice of a rule set is a pure function of its content (keyed by its hash): built once per
 # process (about 0.1 s) and never invalidated.
-_LATTICES: dict[str, RuleLattice] = {}
-
-
-def rule_lattice(rule_set: RuleSet | None) -> RuleLattice:
-    rule_set = rule_set or load_rule_set()
-    if rule_set.content_hash not in _LATTICES:
-        _LATTICES[rule_set.content_hash] = RuleLattice(rule_set)
-    return _LATTICES[rule_set.content_hash]
-
-
 def _encoder_dim(options: Mapping[str, Any]) -> int:
     if not options.get("encoder"):
         return 0
@@ -448,10 +438,13 @@ class ClassifierParser(Parser):
 
     @property
     def version(self) -> str:
-        """The gold data's and options' hashes, and (a model trained on more than gold) a digest
-        of its other sources (labelled texts' sha256, encoder identity): a model retrained on
-        other labelled texts is a new version, so its predictions never mix with the old ones."""
+        """The gold data's and options' hashes, the rule set it decodes into (jointly), and (a
+        model trained on more than gold) a digest of its other sources (labelled texts' sha256,
+        encoder identity): a model retrained on other labelled texts, or decoding into another
+        rule set, is a new version, so its predictions never mix with the old ones."""
         base = f"data-{self.model.data_hash[:12]}-opts-{self.model.options_hash[:8]}"
+        if self.model.options.get("decoding") != "argmax":  # decoded into a rule set: which one
+            base += f"-rules-{rules_tag(self.rule_set)}"
         # the labelled texts' sha256 already covers their ids
         sources = {
             k: {kk: vv for kk, vv in v.items() if kk != "ids"} if isinstance(v, dict) else v

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from nsmcore.decoding import choose_gap, region_posteriors
+from nsmcore.decoding import choose_gap, region_posteriors, rule_lattice
 from nsmcore.mapper import RuleSet, load_rule_set
 from nsmcore.parsers.classifier import (
     DEFAULT_OPTIONS,
@@ -26,7 +26,6 @@ from nsmcore.parsers.classifier import (
     features_matrix,
     normalise_text,
     one_blas_thread,
-    rule_lattice,
     slot_log_proba,
     text_features,
 )

@@ -16,6 +16,12 @@ a time (``strategy="naive"``, kept as baseline and check) costs 42 per text.
 Models are loaded with ``from_pretrained`` on a hub name or a local path; no machine here can
 download, so tests build tiny random models locally.
 
+Joint decoding (``decoding="joint"``, the default): the slot-by-slot scores are read as per-slot
+distributions (a softmax over each slot's candidates' mean log-likelihoods, each slot scored after
+the values chosen greedily before it) and decoded like the classifier's, inside the rule set
+(nsmcore.decoding): the likeliest explication the rules route, with each label's region mass and
+the per-slot posteriors in the raw output. ``decoding="greedy"`` keeps each slot's best value.
+
 A fine-tuned parser (nsmcore.lora) is a base model and a LoRA adapter: ``adapter=`` names the
 adapter folder, which is loaded over the base and merged into it, so decoding is exactly the same
 code; a merged checkpoint is simply a model. A model folder that holds only an adapter is read as
@@ -35,6 +41,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from nsmcore.decoding import rules_tag
 from nsmcore.parsers.base import Parser, ParseResult, ParserUnavailable, Timer, result_from_object
 from nsmcore.parsers.prompt import PROMPT_VERSION, slot_prefix, slot_suffix
 from nsmcore.schema import SLOTS
@@ -43,6 +50,7 @@ from nsmcore.schema import SLOTS
 #: pass per candidate value, the plain way to score candidates (kept as the benchmark's baseline and
 #: as an independent check of the batched scores).
 STRATEGIES = ("batched", "naive")
+DECODINGS = ("joint", "greedy")
 
 
 @contextlib.contextmanager
@@ -110,6 +118,8 @@ class TransformersParser(Parser):
         revision: str | None = None,
         strategy: str = "batched",
         adapter: str = "",
+        decoding: str = "joint",
+        rule_set: Any = None,
     ):
         folder = Path(model).expanduser() if model else None
         is_adapter = folder is not None and folder.is_dir() and not (folder / "config.json").is_file()
@@ -135,6 +145,12 @@ class TransformersParser(Parser):
         if strategy not in STRATEGIES:
             raise ParserUnavailable(f"unknown strategy {strategy!r}; strategies: {', '.join(STRATEGIES)}")
         self.strategy = strategy
+        if decoding not in DECODINGS:
+            raise ParserUnavailable(f"unknown decoding {decoding!r}; decodings: {', '.join(DECODINGS)}")
+        self.decoding = decoding
+        #: the rule set joint decoding routes into (None: the bundled default); a prefill job sets
+        #: the active one
+        self.rule_set = rule_set
         self.batch_size = max(1, batch_size)
         self.max_rows = max(1, max_rows)
         try:
@@ -204,8 +220,11 @@ class TransformersParser(Parser):
 
     @property
     def version(self) -> str:
+        """The model's revision, the adapter's digest, the prompt's version and, decoded jointly,
+        the rule set decoded into (another rule set routes other explications)."""
         adapter = f"+a{self._adapter_digest}" if self.adapter else ""
-        return f"{self._revision}{adapter}-p{PROMPT_VERSION}"
+        joint = f"-joint-{rules_tag(self.rule_set)}" if self.decoding == "joint" else ""
+        return f"{self._revision}{adapter}-p{PROMPT_VERSION}{joint}"
 
     def parse(self, texts: Sequence[str]) -> list[ParseResult]:
         results: list[ParseResult] = []
@@ -230,6 +249,8 @@ class TransformersParser(Parser):
             for i in range(len(texts)):
                 scores[i][slot.name] = dict(zip(slot.values, table[i], strict=True))
                 chosen[i][slot.name] = max(slot.values, key=scores[i][slot.name].__getitem__)
+        if self.decoding == "joint":
+            return self._joint(chosen, scores, timer.per_item(len(texts)))
         seconds = timer.per_item(len(texts))
         return [
             result_from_object(
@@ -245,6 +266,34 @@ class TransformersParser(Parser):
             )
             for c, sc in zip(chosen, scores, strict=True)
         ]
+
+    def _joint(
+        self, chosen: list[dict[str, str]], scores: list[dict[str, dict[str, float]]], seconds: float | None
+    ) -> list[ParseResult]:
+        """The joint decoding of the slot scores (their softmax per slot), kept with them."""
+        import numpy as np
+
+        from nsmcore.decoding import decode, rule_lattice
+
+        arrays = []
+        for slot in SLOTS:
+            table = np.array([[sc[slot.name][v] for v in slot.values] for sc in scores], dtype=np.float64)
+            arrays.append(table - np.logaddexp.reduce(table, axis=1, keepdims=True))
+        decoded = decode(arrays, lattice=rule_lattice(self.rule_set))
+        results = []
+        for d, c, sc in zip(decoded, chosen, scores, strict=True):
+            raw = json.dumps(
+                {
+                    "decoding": "joint", **d.as_dict(), "values": d.values, "greedy": c,
+                    "mean_logprob": {s: {v: round(x, 4) for v, x in dd.items()} for s, dd in sc.items()},
+                },
+                separators=(",", ":"),
+            )  # fmt: skip
+            result = result_from_object(d.values, raw, seconds)
+            results.append(
+                ParseResult(result.explication, raw, result.errors, seconds, extra={"decoded": d.as_dict()})
+            )
+        return results
 
     def score_candidates(self, suffix_ids: list[list[int]], values: list[list[int]]) -> list[list[float]]:
         """Mean log-probability of every candidate value after every text's prompt: ``[text][value]``.
@@ -386,7 +435,12 @@ class TransformersParser(Parser):
         return scores
 
     def describe(self) -> dict[str, Any]:
-        out = {**super().describe(), "device": self.device, "batch_size": self.batch_size}
+        out = {
+            **super().describe(),
+            "device": self.device,
+            "batch_size": self.batch_size,
+            "decoding": self.decoding,
+        }
         if self.adapter:
             out["adapter"] = self.adapter
         return out

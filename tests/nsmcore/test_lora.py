@@ -81,7 +81,7 @@ def test_the_backend_loads_base_plus_adapter_and_names_it(trained, base):
     tuned = make_parser("transformers", model=str(base), adapter=str(result.out_dir), device="cpu")
     plain = make_parser("transformers", model=str(base), device="cpu")
     assert tuned.name == f"transformers:{base}+{result.out_dir}"
-    assert tuned.version.startswith(plain.version.removesuffix("-p1") + "+a")
+    assert tuned.version.startswith(plain.version.split("-p1")[0] + "+a")
     texts = [p["text"] for p in PAIRS]
     assert all(r.legal for r in tuned.parse(texts))
 

@@ -79,10 +79,12 @@ def test_the_prefix_cache_gives_the_same_scores_as_reading_everything(batched):
     assert cached == pytest.approx(full, abs=1e-4)
 
 
-def test_the_chosen_value_has_the_highest_mean_log_likelihood(batched):
+def test_the_chosen_value_has_the_highest_mean_log_likelihood(model_dir):
     """An independent computation, one unpadded sequence at a time, without the cache."""
+    greedy = TransformersParser(str(model_dir), device="cpu", decoding="greedy")
     text = TEXTS[0]
-    result = batched.parse_one(text)
+    result = greedy.parse_one(text)
+    batched = greedy
     tok, model = batched.tokenizer, batched.model
     chosen = {}
     for slot in SLOTS[:3]:
@@ -116,3 +118,33 @@ def test_an_over_long_text_loses_its_start_and_still_gives_a_legal_result(model_
     parser.max_length = len(parser._prefix_ids) + 80  # as if the model read few tokens
     long_text = "I waited and waited. " * 60
     assert parser.parse_one(long_text).legal
+
+
+def test_joint_decoding_is_the_likeliest_routed_explication_of_its_own_slot_scores(batched, model_dir):
+    import numpy as np
+
+    from nsmcore.decoding import rules_tag
+    from nsmcore.mapper import ABSTAIN, load_rule_set, route, route_codes
+    from nsmcore.space import all_codes
+
+    greedy = TransformersParser(str(model_dir), device="cpu", decoding="greedy")
+    codes = all_codes()
+    winners, _ = route_codes(codes, load_rule_set())
+    codes = codes.astype(np.int64)
+    for text, joint, plain in zip(TEXTS, batched.parse(TEXTS), greedy.parse(TEXTS), strict=True):
+        raw = json.loads(joint.raw_output)
+        assert raw["decoding"] == "joint" and raw["greedy"] == plain.explication.slots(), text
+        # the slot scores as per-slot distributions; brute force over all 1,866,240 assignments
+        logp = []
+        for slot in SLOTS:
+            row = np.array([raw["mean_logprob"][slot.name][v] for v in slot.values])
+            logp.append(row - np.logaddexp.reduce(row))
+        total = sum(logp[s][codes[:, s]] for s in range(len(SLOTS)))
+        best = int(np.argmax(np.where(winners >= 0, total, -np.inf)))
+        expected = {slot.name: slot.values[codes[best, s]] for s, slot in enumerate(SLOTS)}
+        assert joint.explication.slots() == expected, text
+        assert raw["label"] == route(expected).label != ABSTAIN
+        assert sum(raw["label_mass"].values()) == pytest.approx(1.0, abs=1e-3)
+    assert batched.version.endswith(f"-joint-{rules_tag()}") and "-joint" not in greedy.version
+    with pytest.raises(ParserUnavailable, match="unknown decoding 'beam'"):
+        TransformersParser(str(model_dir), decoding="beam")

@@ -269,3 +269,37 @@ def test_a_prefill_with_no_parser_chosen_uses_the_best_registered_one(
     line = next(x for x in out.getvalue().splitlines() if x.startswith(best.spec))
     assert "held-back accuracy 0.500 of 40" in line and line.endswith("<- prefill default")
     assert RegisteredParser.objects.get(job_id=third.pk).spec not in [r["spec"] for r in rows if r["best"]]
+
+
+def test_a_prefill_decodes_into_the_active_rule_set(
+    registered, admin_user, adjudicator, items, django_capture_on_commit_callbacks
+):
+    from adjudication.rule_revisions import revision_activate, revision_propose
+    from nsmcore.decoding import rules_tag
+    from nsmcore.mapper import route
+    from rules.rulesets import active_rule_set
+    from tests.rules.data import moved
+
+    spec = RegisteredParser.objects.get(job_id=registered.pk).spec
+    other = item_set_from_items(name="to-prefill", items=items[:3])
+    first = job_prefill_start(
+        user=admin_user, item_set=other, backend="classifier", model=spec, enqueue=False
+    )
+    job_run(first.pk)
+    first.refresh_from_db()
+    assert first.engine_version.endswith(f"-rules-{rules_tag(active_rule_set())}")
+    with django_capture_on_commit_callbacks(execute=True):
+        revision_activate(
+            user=admin_user, version=revision_propose(user=adjudicator, document=moved("no-emotion", 0))
+        )
+    rules = active_rule_set()
+    assert rules.version == "2"
+    again = job_prefill_start(
+        user=admin_user, item_set=other, backend="classifier", model=spec, enqueue=False
+    )
+    job_run(again.pk)
+    again.refresh_from_db()
+    # another rule set, another version: the items are decoded again, into the active rules
+    assert again.engine_version.endswith(f"-rules-{rules_tag(rules)}") and again.skipped == 0
+    for p in ParserPrediction.objects.filter(job=again):
+        assert json.loads(p.raw_output)["label"] == route(p.explication, rules).label
