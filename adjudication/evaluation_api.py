@@ -22,6 +22,7 @@ from adjudication.evaluation import (
     options_from,
     pass_evaluation,
 )
+from adjudication.parser_curve import registered_curve
 from adjudication.parser_evaluation import heldout_named, parser_vs_gold
 from rules.rulesets import active_rule_set
 
@@ -92,6 +93,8 @@ class Evaluation(_RoundView):
         doc = {"round": round_.name, **_doc(main), "passes": passes}
         if parser is not None:
             doc["parser_vs_gold"] = parser.to_dict()
+            scope = heldout or round_.item_set
+            doc["registered_parsers"] = [p.to_dict() for p in registered_curve(round_, scope, rule_set)]
         if other is not None:
             doc["compare"] = _doc(other)
         return Response(doc)

@@ -32,6 +32,7 @@ from adjudication.evaluation import (
     report_table,
     sensitivity_chart,
 )
+from adjudication.parser_curve import curve_chart, registered_curve
 from adjudication.parser_evaluation import (
     PARSER_TABLES,
     heldout_named,
@@ -156,6 +157,8 @@ def evaluation_page(request: HttpRequest, round_id: int) -> HttpResponse:
     context["sides"] = sides
     if parser is not None:
         context["parser"] = parser
+        context["curve"] = registered_curve(round_, heldout or round_.item_set, rule_set)
+        context["curve_chart"] = curve_chart(context["curve"])
         context["parser_labels"] = label_figures(parser)
         context["parser_query"] = _query(key, options, item_set, heldout)
     if main and other and main.report and other.report:

@@ -165,7 +165,7 @@ def heldout_named(name: str) -> ItemSet | None:
     return found
 
 
-def _codes(explication: Any) -> list[int]:
+def explication_codes(explication: Any) -> list[int]:
     """An explication's slot value indices (MISSING where a value is absent or out of its set)."""
     if not isinstance(explication, Mapping):
         return [MISSING] * len(SLOTS)
@@ -183,7 +183,7 @@ def _membership(item_set: ItemSet) -> tuple[int, int | None]:
     return agg["n"], agg["top"]
 
 
-def _version(round_: Round, parser: str, scope: ItemSet) -> tuple[Any, ...]:
+def predictions_version(round_: Round, parser: str, scope: ItemSet) -> tuple[Any, ...]:
     """Changes whenever a figure may: the parser's predictions for the held-out items, the
     round's gold, the membership of the two item sets and of the eval tier."""
     predictions = ParserPrediction.objects.filter(
@@ -210,8 +210,8 @@ def parser_vs_gold(
     if p.kind != PARSER:
         raise EvaluationRequestError(f"pass {p.key} is not a parser pass: parser-vs-gold needs parser:<name>")
     scope = heldout or round_.item_set
-    _refuse_training_items(p.name, scope)
-    parts = (round_.pk, scope.pk, p.key, _version(round_, p.name, scope), rule_set.content_hash)
+    refuse_training_items(p.name, scope)
+    parts = (round_.pk, scope.pk, p.key, predictions_version(round_, p.name, scope), rule_set.content_hash)
     key = "nsm:parser-vs-gold:" + hashlib.sha256(repr(parts).encode()).hexdigest()
     found = cache.get(key)
     if found is None:
@@ -220,7 +220,7 @@ def parser_vs_gold(
     return found
 
 
-def _refuse_training_items(parser: str, scope: ItemSet) -> None:
+def refuse_training_items(parser: str, scope: ItemSet) -> None:
     """A parser scored on items it was trained on reads as perfect and means nothing: refuse,
     naming the items (a model that records no training items is not refused)."""
     trained = trained_ids(parser)
@@ -287,8 +287,10 @@ def _compute(round_: Round, p: EvalPass, scope: ItemSet, rule_set: RuleSet) -> P
 def _slot_rows(gold: Sequence[Any], predicted: Sequence[Any]) -> tuple[SlotRow, ...]:
     """Per slot, accuracy against gold and alpha of gold and parser as two coders."""
     n = len(gold)
-    gold_codes = np.asarray([_codes(e) for e in gold], dtype=np.int16).reshape(n, len(SLOTS))
-    parser_codes = np.asarray([_codes(e) for e in predicted], dtype=np.int16).reshape(n, len(SLOTS))
+    gold_codes = np.asarray([explication_codes(e) for e in gold], dtype=np.int16).reshape(n, len(SLOTS))
+    parser_codes = np.asarray([explication_codes(e) for e in predicted], dtype=np.int16).reshape(
+        n, len(SLOTS)
+    )
     right = (parser_codes == gold_codes) & (gold_codes >= 0)
     report = agreement(np.stack([gold_codes, parser_codes], axis=1), bootstrap=1000, seed=0)
     return tuple(

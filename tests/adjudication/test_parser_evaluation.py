@@ -385,3 +385,64 @@ def test_the_evaluation_page_refuses_a_parser_on_its_training_items(round_, tmp_
     response = adjudicator_client.get(url(round_, f"pass=parser:{parser}&heldout=pe-heldout"))
     assert response.status_code == 400
     assert "trained on 1 of the 5 held-out items of pe-heldout: h3" in response.content.decode()
+
+
+def _registered(name, trained, predictions):
+    """A registered parser trained on ``trained`` items (source pe-test ids, or fillers), with
+    its predictions on the held-out items."""
+    from registry.services import parser_register
+
+    parser = parser_register(
+        name=name, backend="classifier", folder=f"/srv/{name}", card={},
+        trained_on=[["pe-test" if sid in LABELS else "other", sid] for sid in trained],
+    )  # fmt: skip
+    by_id = {i.source_id: i for i in Item.objects.filter(source="pe-test")}
+    for sid, explication in predictions.items():
+        ParserPrediction.objects.create(
+            item=by_id[sid], parser=parser.parser_name, parser_version="v", explication=explication,
+            legal=explication is not None and sid != "h3",
+        )  # fmt: skip
+    return parser
+
+
+def test_registered_parsers_are_scored_on_the_held_out_set_by_training_size(adjudicator_client, round_):
+    from adjudication.parser_curve import registered_curve
+    from rules.rulesets import active_rule_set
+
+    small = _registered("clf", ["t1", "t2"], PARSER)
+    large = _registered("clf-more", [f"f{k}" for k in range(40)], {**GOLD, "h5": None})
+    _registered("clf-leaky", ["h1"], GOLD)  # trained on a held-out item: listed, not scored
+    curve = registered_curve(round_, heldout(), active_rule_set())
+    assert [(p.spec, p.trained, p.scored) for p in curve] == [
+        ("clf-leaky@1", 1, 0), ("clf@1", 2, 4), ("clf-more@1", 40, 4),
+    ]  # fmt: skip
+    assert "trained on 1 of the 5 held-out items" in curve[0].refused and curve[0].routed is None
+    # by hand: clf gets others_know, eval_target and body wrong once in 48 slot values, routes h1 only
+    assert curve[1].slot_accuracy == pytest.approx(45 / 48) and (curve[1].routed.k, curve[1].routed.n) == (
+        1,
+        4,
+    )
+    assert curve[2].slot_accuracy == 1.0 and (curve[2].routed.k, curve[2].routed.n) == (4, 4)
+    assert small.trained_count == 2 and large.trained_count == 40
+    # the page draws them (a dot per scored parser and figure), the API and the command list them
+    html = adjudicator_client.get(
+        url(round_, "pass=parser:clf&orders=10&heldout=pe-heldout")
+    ).content.decode()
+    chart = html.split('id="learning-curve"')[1].split("</svg>")[0]
+    assert chart.count("<circle") == 4 and "items trained on" in chart
+    table = html.split('id="parser-curve-table"')[1].split("</table>")[0]
+    assert 'data-parser="clf-leaky@1"' in table and "not scored" in table
+    row = table.split('data-parser="clf-more@1"')[1].split("</tr>")[0]
+    assert '<td class="num slots">1.000</td><td class="num routed">1.000</td>' in row
+    doc = adjudicator_client.get(
+        f"/api/rounds/{round_.pk}/evaluation/?pass=parser:clf&orders=10&heldout=pe-heldout"
+    ).json()
+    assert [(r["parser"], r["routed_accuracy"]) for r in doc["registered_parsers"]] == [
+        ("clf-leaky@1", None), ("clf@1", 0.25), ("clf-more@1", 1.0),
+    ]  # fmt: skip
+    out = io.StringIO()
+    call_command("evaluate", "--round", "pe-round", "--pass", "parser:clf", "--heldout", "pe-heldout",
+                 "--orders", "10", stdout=out)  # fmt: skip
+    text = out.getvalue()
+    assert "Registered parsers by training size" in text
+    assert "clf-more@1" in text and "slots 1.000  routed 1.000" in text and "not scored: parser" in text

@@ -21,6 +21,7 @@ from adjudication.evaluation import (
     options_from,
     pass_evaluation,
 )
+from adjudication.parser_curve import registered_curve
 from adjudication.parser_evaluation import heldout_named, parser_text, parser_vs_gold
 from annotator.models import Round
 from nsmcore.cli import _write_atomically
@@ -35,6 +36,21 @@ def _doc(evaluation: PassEvaluation) -> dict[str, Any]:
         "item_set": {"name": evaluation.item_set, "size": evaluation.item_set_size},
         "report": evaluation.report.to_dict() if evaluation.report else None,
     }
+
+
+def curve_text(curve: list) -> str:
+    """The registered parsers on the held-out set, by training size, as a table."""
+    lines = ["", "Registered parsers by training size (mean per-slot accuracy, routed accuracy):"]
+    for p in curve:
+        if p.refused or p.routed is None or p.routed.value is None:
+            why = p.refused.split(";")[0] if p.refused else "no held-out item with gold and a prediction"
+            lines.append(f"  {p.spec:<28} trained on {p.trained:>6}  not scored: {why}")
+            continue
+        lines.append(
+            f"  {p.spec:<28} trained on {p.trained:>6}  slots {p.slot_accuracy:.3f}  routed "
+            f"{p.routed.value:.3f} [{p.routed.low:.2f}, {p.routed.high:.2f}]  n={p.scored}"
+        )
+    return "\n".join(lines)
 
 
 class Command(BaseCommand):
@@ -98,9 +114,10 @@ class Command(BaseCommand):
                         round_, o["compare"], options=options, item_set=item_set, rule_set=rule_set
                     )
                 )
-            parser = None
+            parser, curve = None, []
             if found[0].pass_.kind == PARSER:
                 parser = parser_vs_gold(round_, o["pass_key"], heldout=heldout, rule_set=rule_set)
+                curve = registered_curve(round_, heldout or round_.item_set, rule_set)
             elif heldout is not None:
                 raise EvaluationRequestError(
                     f"--heldout {heldout.name}: parser-vs-gold is for a parser pass, not {o['pass_key']}"
@@ -111,6 +128,7 @@ class Command(BaseCommand):
             docs = [_doc(e) for e in found]
             if parser is not None:
                 docs[0]["parser_vs_gold"] = parser.to_dict()
+                docs[0]["registered_parsers"] = [p.to_dict() for p in curve]
             doc = docs[0] if len(docs) == 1 else {"a": docs[0], "b": docs[1]}
             _write_atomically(o["json"], json.dumps(doc, indent=2) + "\n")
         for evaluation in found:
@@ -123,5 +141,7 @@ class Command(BaseCommand):
                 self.stdout.write(report_text(evaluation.report))
         if parser is not None:
             self.stdout.write(parser_text(parser))
+            if curve:
+                self.stdout.write(curve_text(curve))
         if len(found) == 2 and all(e.report for e in found):
             self.stdout.write(compare_text(found[0].report, found[1].report))
