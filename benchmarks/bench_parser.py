@@ -8,10 +8,16 @@ Protocol (docs/training.md, "Evaluation protocol"):
 - Slot supervision: the other folds' pass A explications. Label supervision (through the rules):
   every crowd-enVent text (train, val and test splits, ``hidden_emo_text``) whose id and text are
   not held out, with its prompted emotion and, with ``appraisals``, its 21 ratings.
-- Figures per configuration: per-slot accuracy against pass A and pass B (pooled over the 156
-  out-of-fold predictions), routed accuracy, abstention and selective accuracy against the
-  prompted emotion with exact 95% intervals; training seconds per fold; prefill throughput of the
-  last fold's model (batches of 32, on texts it has not encoded before).
+- Figures per configuration: per-slot accuracy and mean per-slot Krippendorff's alpha against pass
+  A and pass B (pooled over the 156 out-of-fold predictions; alpha as nsmcore.agreement computes
+  it, the parser and the pass as two coders, over the slots where it is defined), routed accuracy,
+  abstention and selective accuracy against the prompted emotion with exact 95% intervals;
+  training seconds per fold; prefill throughput of the last fold's model (batches of 32, on texts
+  it has not encoded before).
+- The crowd-enVent test split (``--test-split``): the configuration trained on all of silver-156's
+  pass A and every train and val text not in silver-156, scored on the test split's texts not in
+  silver-156 (routed accuracy, abstention, selective accuracy against the prompted emotion),
+  beside the label baseline trained on the same texts.
 - Beside them the black-box label baseline (TF-IDF + logistic regression) trained on exactly the
   same texts and labels per fold: what the explication bottleneck costs.
 
@@ -19,12 +25,17 @@ A test (tests/nsmcore/test_parser_protocol.py) checks that no held-out id or tex
 training data. Without ``../shared/data`` it says so and writes nothing; the data is never copied.
 
     python -m benchmarks.bench_parser [--quick] [--configs gold-joint,labels-tfidf,...]
+        [--test-split] [--merge]
+
+``--merge`` keeps the figures of configurations not run this time from the results file (each
+run is listed under ``runs``), so a long ablation can be measured a few configurations at a time.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import json
 import os
 import sys
 import time
@@ -62,14 +73,42 @@ CONFIGS: dict[str, tuple[bool, dict[str, Any]]] = {
         True,
         {"decoding": "joint", "encoder": "bundled", "appraisal_weight": 1.0},
     ),
+    # the label head (option label_prior): slots kept near gold (trust 0.5), the head chooses the rule
+    "labels-tfidf-joint-trust0.5-prior2": (
+        True,
+        {"decoding": "joint", "label_trust": 0.5, "label_prior": 2.0},
+    ),
+    "labels-tfidf+emb-joint-trust0.5-prior1": (
+        True,
+        {"decoding": "joint", "encoder": "bundled", "label_trust": 0.5, "label_prior": 1.0},
+    ),
+    "labels-tfidf+emb-joint-trust0.5-prior2": (
+        True,
+        {"decoding": "joint", "encoder": "bundled", "label_trust": 0.5, "label_prior": 2.0},
+    ),
+    "labels-tfidf+emb-joint-trust0.5-prior4": (
+        True,
+        {"decoding": "joint", "encoder": "bundled", "label_trust": 0.5, "label_prior": 4.0},
+    ),
+    "labels-tfidf+emb-joint-trust0.5-prior4-autobelow": (
+        True,
+        {
+            "decoding": "joint",
+            "encoder": "bundled",
+            "label_trust": 0.5,
+            "label_prior": 4.0,
+            "abstain_below": "auto",
+        },
+    ),
 }
 
 
 def crowd_rows() -> list[dict[str, str]]:
+    """Every crowd-enVent row, each with its ``split`` (train, val or test)."""
     rows: list[dict[str, str]] = []
     for split in ("train", "val", "test"):
         with (CROWD / f"crowd-enVent-{split}.tsv").open(newline="", encoding="utf-8") as stream:
-            rows += list(csv.DictReader(stream, delimiter="\t"))
+            rows += [{**row, "split": split} for row in csv.DictReader(stream, delimiter="\t")]
     return rows
 
 
@@ -152,6 +191,7 @@ def run_config(name: str, items, gold, pass_b, rows, folds) -> list[dict]:
     abstained = sum(labels[i] == "abstain" for i in range(n))
     routed = Proportion.of(correct, n)
     selective = Proportion.of(correct, n - abstained)
+    predicted_list = [predicted[i] for i in range(n)]
     notes = {
         "items": "silver-156",
         "cv": f"{FOLDS}-fold stratified, seed {SEED}",
@@ -161,6 +201,15 @@ def run_config(name: str, items, gold, pass_b, rows, folds) -> list[dict]:
     out = [
         figure(f"{name}: per-slot accuracy against pass A", round(slot_a, 4), "share", **notes),
         figure(f"{name}: per-slot accuracy against pass B", round(slot_b, 4), "share", **notes),
+        figure(
+            f"{name}: mean per-slot alpha against pass A", mean_alpha(predicted_list, gold), "alpha", **notes
+        ),
+        figure(
+            f"{name}: mean per-slot alpha against pass B",
+            mean_alpha(predicted_list, pass_b),
+            "alpha",
+            **notes,
+        ),
         figure(
             f"{name}: routed accuracy",
             round(routed.value, 4),
@@ -207,6 +256,88 @@ def run_config(name: str, items, gold, pass_b, rows, folds) -> list[dict]:
                 **notes,
             )
         )
+    return out
+
+
+def mean_alpha(predicted: Sequence[dict[str, str]], reference: Sequence[dict[str, str]]) -> float | None:
+    """Krippendorff's alpha per slot with the parser and the pass as two coders (nominal, as the
+    agreement pages compute it), averaged over the slots where it is defined."""
+    import numpy as np
+
+    from nsmcore.agreement import agreement
+    from nsmcore.schema import SLOTS
+
+    codes = [
+        [[slot.values.index(row[slot.name]) for slot in SLOTS] for row in pair]
+        for pair in zip(predicted, reference, strict=True)
+    ]
+    value = agreement(np.asarray(codes, dtype=np.int16), bootstrap=0).mean_alpha
+    return None if value is None else round(value, 4)
+
+
+def test_split(name: str, items, gold, rows) -> list[dict]:
+    """The configuration trained on all of silver-156 and every train/val text not in it, scored
+    on the crowd-enVent test split's texts not in silver-156, beside the label baseline trained
+    on the same texts and labels."""
+    from nsmcore.baselines import train_label_classifier
+    from nsmcore.evaluation_report import Proportion
+    from nsmcore.mapper import route
+    from nsmcore.parsers.classifier_training import train_classifier
+    from nsmcore.parsers.supervision import LabelledText
+
+    use_labels, options = CONFIGS[name]
+    silver_ids = {str(i["text_id"]) for i in items}
+    silver_texts = {_norm(i["text"]) for i in items}
+
+    def outside(r: dict[str, str]) -> bool:
+        return r["text_id"] not in silver_ids and _norm(r["hidden_emo_text"]) not in silver_texts
+
+    train_rows = [r for r in rows if r["split"] != "test" and outside(r)]
+    test_rows = [r for r in rows if r["split"] == "test" and outside(r)]
+    labelled = (
+        [LabelledText(r["hidden_emo_text"], r["emotion"], {k: r[k] for k in APPRAISAL_KEYS}, r["text_id"])
+         for r in train_rows]
+        if use_labels
+        else []
+    )  # fmt: skip
+    model = train_classifier(
+        [(i["text"], g) for i, g in zip(items, gold, strict=True)], seed=SEED, labelled=labelled, **options
+    )
+    texts = [r["hidden_emo_text"] for r in test_rows]
+    if options.get("decoding") == "argmax":
+        labels = [route(slots).label for slots, _ in model.predict(texts)]
+    else:
+        labels = [d.label for d in model.decode(texts)]
+    truth = [r["emotion"] for r in test_rows]
+    n = len(truth)
+    correct = sum(a == b for a, b in zip(labels, truth, strict=True))
+    abstained = labels.count("abstain")
+    routed, selective = Proportion.of(correct, n), Proportion.of(correct, n - abstained)
+    notes = {
+        "items": f"crowd-enVent test split minus silver-156 ({n} texts, hidden_emo_text)",
+        "trained_on": f"silver-156 pass A + {len(labelled)} labelled train/val texts",
+        "options": options,
+        "load_average": round(os.getloadavg()[0], 2),
+    }
+    out = [
+        figure(f"{name}: test split routed accuracy", round(routed.value, 4), "share",
+               interval=[round(routed.low, 4), round(routed.high, 4)], **notes),
+        figure(f"{name}: test split abstention", round(abstained / n, 4), "share", **notes),
+        figure(f"{name}: test split selective accuracy",
+               None if selective.value is None else round(selective.value, 4), "share", **notes),
+    ]  # fmt: skip
+    if use_labels:
+        clf = train_label_classifier(
+            [r["hidden_emo_text"] for r in train_rows] + [i["text"] for i in items],
+            [r["emotion"] for r in train_rows] + [i["emotion"] for i in items],
+            seed=SEED,
+        )
+        b = Proportion.of(sum(a == t for a, t in zip(clf.predict(texts), truth, strict=True)), n)
+        out.append(
+            figure(f"{name}: test split label baseline on the same texts and labels", round(b.value, 4),
+                   "share", interval=[round(b.low, 4), round(b.high, 4)], **notes)
+        )  # fmt: skip
+    print(f"  {name}: test split done", file=sys.stderr, flush=True)
     return out
 
 
@@ -345,7 +476,12 @@ def curve_svg(points: Sequence[tuple[int, float, float, float]]) -> str:
     return "\n".join(parts) + "\n"
 
 
-def run(quick: bool = False, configs: Sequence[str] | None = None, curve: bool | None = None) -> list[dict]:
+def run(
+    quick: bool = False,
+    configs: Sequence[str] | None = None,
+    curve: bool | None = None,
+    split: bool = False,
+) -> list[dict]:
     from sklearn.model_selection import StratifiedKFold
 
     from nsmcore.baselines import APPRAISALS
@@ -369,6 +505,8 @@ def run(quick: bool = False, configs: Sequence[str] | None = None, curve: bool |
     figures = []
     for name in configs or (["gold-argmax", "gold-joint"] if quick else list(CONFIGS)):
         figures += run_config(name, items, gold, pass_b, rows, folds)
+        if split:
+            figures += test_split(name, items, gold, rows)
     if curve if curve is not None else not quick:
         figures += learning_curve(items, gold, rows, folds)
     return figures
@@ -383,16 +521,51 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--curve", choices=("yes", "no"), default=None, help="the learning curve (default: not --quick)"
     )
+    parser.add_argument("--test-split", action="store_true", help="also score each on the test split")
+    parser.add_argument(
+        "--merge", action="store_true", help="keep the results file's figures of configurations not run"
+    )
     args = parser.parse_args(argv)
     configs = [c for c in args.configs.split(",") if c] or None
     unknown = [c for c in configs or [] if c not in CONFIGS]
     if unknown:
         print(f"unknown configuration(s): {', '.join(unknown)}", file=sys.stderr)
         return 2
-    figures = run(args.quick, configs, None if args.curve is None else args.curve == "yes")
-    if figures:
-        print(write("parser", figures))
+    curve = args.curve == "yes" if args.curve is not None else not args.quick
+    figures = run(args.quick, configs, curve, args.test_split)
+    if not figures:
+        return 0
+    ran = sorted(
+        {f["name"].split(":")[0] for f in figures if ":" in f["name"]}
+        | ({"learning curve"} if curve else set())
+    )
+    runs = [{"configs": ran}]
+    if args.merge:
+        figures, runs = merged(figures, ran)
+    path = write("parser", figures)
+    doc = json.loads(path.read_text())
+    runs[-1]["measured_at"] = doc["measured_at"]
+    doc["runs"] = runs
+    path.write_text(json.dumps(doc, indent=2) + "\n")
+    print(path)
     return 0
+
+
+def merged(figures: list[dict], ran: list[str]) -> tuple[list[dict], list[dict]]:
+    """The results file's figures of the configurations not run now, then this run's; its runs
+    with this one last."""
+    from benchmarks.common import RESULTS
+
+    path = RESULTS / "parser.json"
+    if not path.is_file():
+        return figures, [{"configs": ran}]
+    old = json.loads(path.read_text())
+
+    def config(f: dict) -> str:
+        return f["name"].split(":")[0] if ":" in f["name"] else "learning curve"
+
+    kept = [f for f in old.get("figures", []) if config(f) not in ran]
+    return kept + figures, [*old.get("runs", []), {"configs": ran}]
 
 
 if __name__ == "__main__":
