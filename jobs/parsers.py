@@ -35,6 +35,12 @@ def parser_options(backend: str, model: str = "", adapter: str = "") -> dict[str
     if backend == "lexical":
         return {"cues": model or settings.NSM_LEXICAL_CUES}
     if backend == "transformers":
+        found = _registered(model, "transformers")
+        if found is not None:  # a registered LoRA adapter, by name: its folder names its base
+            return {
+                "model": found.folder, "adapter": "", "label": found.spec,
+                "device": settings.NSM_PARSER_DEVICE, "batch_size": settings.NSM_PARSER_BATCH_SIZE,
+            }  # fmt: skip
         return {
             "model": model or settings.NSM_PARSER_MODEL,
             "adapter": adapter or ("" if model else settings.NSM_PARSER_ADAPTER),
@@ -60,6 +66,15 @@ def parser_options(backend: str, model: str = "", adapter: str = "") -> dict[str
             "retries": settings.NSM_OPENAI_RETRIES,
         }
     return {}
+
+
+def _registered(model: str, backend: str) -> Any:
+    """The registered parser of that backend a job's model names (NAME or NAME@VERSION), or None
+    (a hub name such as ``gpt2`` is a name too: only a registered one counts)."""
+    if not model or not is_spec(model):
+        return None
+    found = parser_get(model)
+    return found if found.backend == backend else None
 
 
 def _best_spec() -> str:

@@ -216,9 +216,12 @@ def run_lora(
     }  # fmt: skip
     if result.card is not None:
         card = result.card
+        registered = register_trained(job, params, out, card, backend="transformers")
         summary |= {"card": str(out / "card.json"), "first_loss": card["first_loss"],
                     "seconds": card["seconds"],
-                    "device": card["device"], "target_modules": card["target_modules"]}  # fmt: skip
+                    "device": card["device"], "target_modules": card["target_modules"],
+                    "registered": registered.spec, "registered_name": registered.name,
+                    "registered_version": registered.version}  # fmt: skip
         Job.objects.filter(pk=job.pk).update(
             done=result.step, total=result.total_steps, summary=summary,
             engine_version=f"{card['base_revision']}+a{card['adapter_digest']}",
@@ -286,10 +289,14 @@ def run_classifier(
     return True
 
 
-def register_trained(job: Job, params: TrainParams, out: Path, card: dict[str, Any]) -> Any:
+def register_trained(
+    job: Job, params: TrainParams, out: Path, card: dict[str, Any], backend: str = "classifier"
+) -> Any:
     """The trained parser as the next version of its registry name (a resumed job that already
-    registered updates its own version instead of taking another)."""
-    trained = qualified_ids(job, params, trained_item_ids(f"classifier:{out}") or frozenset())
+    registered updates its own version instead of taking another). A LoRA adapter registers as
+    the transformers backend, its folder the adapter (its base is named in its config)."""
+    written = f"classifier:{out}" if backend == "classifier" else f"transformers:{params.base_model}+{out}"
+    trained = qualified_ids(job, params, trained_item_ids(written) or frozenset())
     mine = RegisteredParser.objects.filter(job_id=job.pk).first()
     if mine is not None:
         RegisteredParser.objects.filter(pk=mine.pk).update(
@@ -300,7 +307,7 @@ def register_trained(job: Job, params: TrainParams, out: Path, card: dict[str, A
     name = params.parser_name or default_parser_name(job, params)
     try:
         return parser_register(
-            name=name, backend="classifier", folder=out, card=card, trained_on=trained,
+            name=name, backend=backend, folder=out, card=card, trained_on=trained,
             user=job.created_by, job_id=job.pk,
         )  # fmt: skip
     except RegistryError as error:

@@ -120,6 +120,7 @@ class TransformersParser(Parser):
         adapter: str = "",
         decoding: str = "joint",
         rule_set: Any = None,
+        label: str = "",
     ):
         folder = Path(model).expanduser() if model else None
         is_adapter = folder is not None and folder.is_dir() and not (folder / "config.json").is_file()
@@ -148,6 +149,8 @@ class TransformersParser(Parser):
         if decoding not in DECODINGS:
             raise ParserUnavailable(f"unknown decoding {decoding!r}; decodings: {', '.join(DECODINGS)}")
         self.decoding = decoding
+        #: a registry's NAME@VERSION: predictions are named by it instead of the model and adapter
+        self.label = label
         #: the rule set joint decoding routes into (None: the bundled default); a prefill job sets
         #: the active one
         self.rule_set = rule_set
@@ -215,6 +218,8 @@ class TransformersParser(Parser):
 
     @property
     def name(self) -> str:
+        if self.label:
+            return f"transformers:{self.label}"
         base = f"transformers:{self.model_source}"
         return f"{base}+{self.adapter}" if self.adapter else base
 

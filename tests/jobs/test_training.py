@@ -93,6 +93,28 @@ def test_a_train_job_trains_an_adapter_and_a_prefill_job_uses_it(
     assert f"+a{card['adapter_digest']}" in prefill.engine_version
     assert ParserPrediction.objects.filter(job=prefill, legal=True).count() == 4
 
+    # the adapter is registered: a prefill takes it by name, and its predictions carry the name
+    from registry.models import RegisteredParser
+    from registry.selectors import trained_ids
+
+    registered = RegisteredParser.objects.get(job_id=job.pk)
+    assert (registered.backend, job.summary["registered"]) == ("transformers", registered.spec)
+    assert registered.trained_count == 4 and registered.card["adapter_digest"] == card["adapter_digest"]
+    by_name = job_prefill_start(
+        user=admin_user, round_=gold_round, backend="transformers", model=registered.spec, enqueue=False
+    )
+    job_run(by_name.pk)
+    by_name.refresh_from_db()
+    assert by_name.status == "done", by_name.error
+    assert by_name.engine == f"transformers:{registered.spec}"
+    rows = ParserPrediction.objects.filter(job=by_name)
+    assert set(rows.values_list("parser", flat=True)) == {registered.parser_name} and rows.count() == 4
+    raw = json.loads(rows.first().raw_output)
+    assert raw["decoding"] == "joint" and "label_mass" in raw and "mean_logprob" in raw
+    assert trained_ids(registered.parser_name) == {
+        (i.source, i.source_id) for i in Item.objects.filter(item_sets=gold_round.item_set)
+    }
+
 
 def test_cancel_keeps_a_checkpoint_and_resume_goes_on(
     gold_round, admin_user, base, django_capture_on_commit_callbacks

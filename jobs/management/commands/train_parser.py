@@ -121,6 +121,11 @@ class Command(BaseCommand):
                 )
         elif summary.get("adapter"):
             line += f"; adapter in {summary['adapter']}"
+            if summary.get("registered"):
+                line += (
+                    f", registered as {summary['registered']} "
+                    f"(prefill with --backend transformers --model {summary['registered']})"
+                )
         if job.status != Job.Status.DONE:
             raise CommandError(f"{line}: {job.error}" if job.error else line)
         self.stdout.write(line)
