@@ -20,8 +20,13 @@ from typing import Any
 from django.core.cache import cache
 
 from adjudication.evaluation import CACHE_SECONDS, EvaluationRequestError
-from adjudication.models import GoldConstrual, GoldItem
-from adjudication.parser_evaluation import explication_codes, predictions_version, refuse_training_items
+from adjudication.parser_evaluation import (
+    explication_codes,
+    newest_predictions,
+    predictions_version,
+    refuse_training_items,
+    resolved_gold,
+)
 from annotator.models import Item, ItemSet, ParserPrediction, Round
 from nsmcore.charts import line_chart
 from nsmcore.evaluation import Proportion
@@ -84,20 +89,9 @@ def _point(
         refuse_training_items(parser.parser_name, scope)
     except EvaluationRequestError as error:
         return CurvePoint(parser.spec, parser.parser_name, parser.trained_count, 0, None, None, str(error))
-    gold = dict(
-        GoldConstrual.objects.filter(
-            gold__round=round_, gold__status=GoldItem.Status.RESOLVED, index=1, gold__item_id__in=held_ids
-        ).values_list("gold__item_id", "slots")
-    )
+    gold = resolved_gold(round_, held_ids)
     labels = dict(Item.objects.filter(id__in=held_ids).values_list("id", "reference_label"))
-    predicted: dict[int, Any] = {}
-    rows = (
-        ParserPrediction.objects.filter(parser=parser.parser_name, item_id__in=held_ids)
-        .order_by("item_id", "-created_at", "-id")
-        .values_list("item_id", "explication")
-    )
-    for item_id, explication in rows:
-        predicted.setdefault(item_id, explication)  # the newest comes first
+    predicted = newest_predictions(parser.parser_name, held_ids)
     scored = [i for i in held_ids if i in gold and i in predicted]
     if not scored:
         return CurvePoint(parser.spec, parser.parser_name, parser.trained_count, 0, None, None)

@@ -239,6 +239,28 @@ def refuse_training_items(parser: str, scope: ItemSet) -> None:
         )
 
 
+def resolved_gold(round_: Round, item_ids: Sequence[int]) -> dict[int, Any]:
+    """{item id: the round's resolved gold explication (construal 1)} of those items that have one."""
+    return dict(
+        GoldConstrual.objects.filter(
+            gold__round=round_, gold__status=GoldItem.Status.RESOLVED, index=1, gold__item_id__in=item_ids
+        ).values_list("gold__item_id", "slots")
+    )
+
+
+def newest_predictions(parser: str, item_ids: Sequence[int]) -> dict[int, Any]:
+    """{item id: the parser's newest prediction's explication (None when unreadable)}."""
+    predicted: dict[int, Any] = {}
+    rows = (
+        ParserPrediction.objects.filter(parser=parser, item_id__in=item_ids)
+        .order_by("item_id", "-created_at", "-id")
+        .values_list("item_id", "explication")
+    )
+    for item_id, explication in rows:
+        predicted.setdefault(item_id, explication)  # the newest comes first
+    return predicted
+
+
 def _compute(round_: Round, p: EvalPass, scope: ItemSet, rule_set: RuleSet) -> ParserVsGold:
     held = list(
         Item.objects.filter(item_sets=scope)
@@ -246,19 +268,8 @@ def _compute(round_: Round, p: EvalPass, scope: ItemSet, rule_set: RuleSet) -> P
         .values_list("id", "source_id", "reference_label", "text", "masked_text", "appraisals")
     )
     held_ids = [row[0] for row in held]
-    gold = dict(
-        GoldConstrual.objects.filter(
-            gold__round=round_, gold__status=GoldItem.Status.RESOLVED, index=1, gold__item_id__in=held_ids
-        ).values_list("gold__item_id", "slots")
-    )
-    predicted: dict[int, Any] = {}
-    rows = (
-        ParserPrediction.objects.filter(parser=p.name, item_id__in=held_ids)
-        .order_by("item_id", "-created_at", "-id")
-        .values_list("item_id", "explication")
-    )
-    for item_id, explication in rows:
-        predicted.setdefault(item_id, explication)  # the newest comes first
+    gold = resolved_gold(round_, held_ids)
+    predicted = newest_predictions(p.name, held_ids)
     scored = [row for row in held if row[0] in gold and row[0] in predicted]
     legality = Proportion.of(sum(is_legal(e) for e in predicted.values() if e is not None), len(predicted))
     slots = _slot_rows([gold[row[0]] for row in scored], [predicted[row[0]] for row in scored])
