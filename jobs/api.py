@@ -237,6 +237,10 @@ class TrainIn(FormIn):
     appraisal_weight = serializers.FloatField(required=False, min_value=0, max_value=10)
     label_trust = serializers.FloatField(required=False, min_value=0.000001, max_value=1)
     label_prior = serializers.FloatField(required=False, min_value=0, max_value=100)
+    abstain_below = serializers.CharField(
+        required=False, allow_blank=True, max_length=20,
+        help_text="classifier only, with labels: 'auto', a share between 0 and 1, or empty (never)",
+    )  # fmt: skip
 
 
 class ExportOut(serializers.ModelSerializer):

@@ -267,6 +267,12 @@ class TrainForm(TargetMixin, forms.Form):
         help_text="classifier only, with labels: the weight of a label head that chooses each text's "
         "rule when decoding (0: none)",
     )  # fmt: skip
+    abstain_below = forms.CharField(
+        required=False, max_length=20, initial=_TRAIN["abstain_below"].default, label="Abstain below",
+        help_text="classifier only, with labels: 'auto' (a confidence floor chosen on a tenth of the "
+        "labels, held back; it also gives the parser its held-back accuracy), a share between 0 and 1, "
+        "or empty: never",
+    )  # fmt: skip
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -293,6 +299,7 @@ class TrainForm(TargetMixin, forms.Form):
             "labels_from",
             "encoder",
             "parser_name",
+            "abstain_below",
         ):
             data[name] = (data.get(name) or "").strip()
         for name in ("appraisal_weight", "label_trust", "label_prior"):

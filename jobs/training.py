@@ -46,7 +46,7 @@ from nsmcore.parsers.classifier import (
     ClassifierError,
     ClassifierParser,
 )
-from nsmcore.parsers.classifier_training import train_classifier
+from nsmcore.parsers.classifier_training import MIN_CALIBRATION, train_classifier
 from nsmcore.schema import SLOTS
 from nsmcore.training_data import (
     TrainingDataError,
@@ -73,7 +73,16 @@ PAIRS_FILE = Path("data") / "train.pairs.jsonl"
 LORA_FIELDS = ("rank", "alpha", "dropout", "target_modules", "epochs", "learning_rate", "batch_size",
                "grad_accum", "max_length", "checkpoint_every", "gradient_checkpointing")  # fmt: skip
 #: the settings only the classifier method reads
-CLASSIFIER_FIELDS = ("labels_from", "encoder", "appraisal_weight", "label_trust", "label_prior")
+CLASSIFIER_FIELDS = (
+    "labels_from",
+    "encoder",
+    "appraisal_weight",
+    "label_trust",
+    "label_prior",
+    "abstain_below",
+)
+#: the settings of training through labels: they apply with labels_from only
+LABEL_FIELDS = ("label_trust", "label_prior", "abstain_below")
 #: the loss curve keeps at most this many points (means of consecutive steps beyond it)
 CURVE_POINTS = 200
 
@@ -109,11 +118,18 @@ class TrainParams(Params):
     encoder: str = ""
     #: classifier only: exponent of the appraisal evidence (0: ratings unused)
     appraisal_weight: float = 0.0
+    # The three settings below apply with labels_from only. Their defaults are the tool's measured
+    # best on held-out silver-156 (benchmarks/results/parser.json, README): the library's
+    # defaults (nsmcore.parsers.classifier.DEFAULT_OPTIONS) are the plain ones.
     #: classifier only, with labels: the probability that a label is the one its explication
     #: routes to (lower keeps the slots closer to gold)
-    label_trust: float = DEFAULT_OPTIONS["label_trust"]
+    label_trust: float = 0.5
     #: classifier only, with labels: the weight of the label head when decoding (0: no head)
-    label_prior: float = DEFAULT_OPTIONS["label_prior"]
+    label_prior: float = 4.0
+    #: classifier only, with labels: "auto" (a confidence floor chosen on a tenth of the labelled
+    #: texts, held back; with fewer than 40 it is off and the summary says so), "" (never
+    #: abstain) or a share between 0 and 1
+    abstain_below: str = "auto"
 
     def validate(self) -> None:
         if self.method not in METHODS:
@@ -138,8 +154,20 @@ class TrainParams(Params):
             self.bad("label_trust", f"must be above 0 and at most 1, got {self.label_trust}")
         if not 0 <= self.label_prior <= 100:
             self.bad("label_prior", f"must be from 0 to 100, got {self.label_prior}")
-        if self.label_prior and not self.labels_from:
-            self.bad("label_prior", "needs labels_from: the label head is fitted on its labels")
+        if self.abstain_below not in ("", "auto"):
+            try:
+                share = float(self.abstain_below)
+            except ValueError:
+                share = -1.0
+            if not 0 < share < 1:
+                self.bad(
+                    "abstain_below", f"'auto', empty or a share between 0 and 1, got {self.abstain_below!r}"
+                )
+        if not self.labels_from:  # a setting that would change something, given without labels
+            for name in LABEL_FIELDS:
+                value = getattr(self, name)
+                if value != TrainParams.__dataclass_fields__[name].default and value != "":
+                    self.bad(name, "needs labels_from: it is about training on labels")
         try:
             parse_passes(self.passes)
             if self.method == "lora":
@@ -247,12 +275,18 @@ def run_classifier(
     def progress(step: int, total: int, what: str) -> None:
         Job.objects.filter(pk=job.pk).update(done=step, total=total)
 
-    options: dict[str, Any] = {
-        "encoder": params.encoder,
-        "appraisal_weight": params.appraisal_weight,
-        "label_trust": params.label_trust,
-        "label_prior": params.label_prior,
-    }
+    options: dict[str, Any] = {"encoder": params.encoder, "appraisal_weight": params.appraisal_weight}
+    abstention = ""
+    if labelled:
+        options |= {"label_trust": params.label_trust, "label_prior": params.label_prior}
+        if params.abstain_below == "auto" and len(labelled) < 2 * MIN_CALIBRATION:
+            abstention = (
+                f"no abstention: {len(labelled)} labelled texts, and 'auto' needs {2 * MIN_CALIBRATION}"
+            )
+        elif params.abstain_below:
+            options["abstain_below"] = (
+                "auto" if params.abstain_below == "auto" else float(params.abstain_below)
+            )
     try:
         model = train_classifier(
             [(row["text"], row["slots"]) for row in rows],
@@ -278,6 +312,13 @@ def run_classifier(
         "data": _data_summary(manifest), "data_hash": model.data_hash, "examples": model.examples,
         "features": model.card["sizes"]["features"], "value_counts": model.value_counts, "seconds": seconds,
         "labelled": meta.get("labels"),
+        "validation": model.sources.get("calibration") and {
+            k: v for k, v in model.sources["calibration"].items() if k != "ids"
+        },
+        "abstention": abstention or (
+            f"below a confidence of {model.options['abstain_below']}"
+            if model.options.get("abstain_below") is not None else "none"
+        ),
     }  # fmt: skip
     Job.objects.filter(pk=job.pk).update(
         done=steps,
@@ -519,7 +560,7 @@ def train_key(params: TrainParams) -> str:
     same (the classifier's labels, encoder, appraisal weight, name and seed included)."""
     parts = (params.method, params.base_model, params.passes, params.output_dir, params.parser_name,
              params.labels_from, params.encoder, params.appraisal_weight, params.label_trust,
-             params.label_prior, params.seed)  # fmt: skip
+             params.label_prior, params.abstain_below, params.seed)  # fmt: skip
     return "|".join(str(p) for p in parts)
 
 

@@ -318,3 +318,47 @@ def test_a_label_head_and_label_trust_reach_the_model_from_page_api_and_command(
             "train_parser", "--round", gold_round.name, "--method", "classifier", "--label-prior", "2"
         )
     assert Job.objects.count() == before
+
+
+def test_with_labels_the_job_uses_the_measured_defaults_and_records_its_held_back_accuracy(
+    gold_round, admin_user, label_pool, tmp_path
+):
+    from annotator.imports import items_import
+    from registry.models import RegisteredParser
+
+    pool, _ = label_pool
+    job = job_train_start(
+        user=admin_user, round_=gold_round, method="classifier", output_dir=str(tmp_path / "few"),
+        labels_from=pool.name, enqueue=False,
+    )  # fmt: skip
+    job_run(job.pk)
+    job.refresh_from_db()
+    card = json.loads((tmp_path / "few" / CARD_FILE).read_text())
+    assert (card["options"]["label_trust"], card["options"]["label_prior"]) == (0.5, 4.0)
+    assert job.summary["abstention"] == "no abstention: 11 labelled texts, and 'auto' needs 40"
+    assert RegisteredParser.objects.get(job_id=job.pk).validation_accuracy is None
+    # 48 labelled texts: a tenth is held back, the floor chosen on it, the accuracy registered
+    lines = [
+        json.dumps({"text_id": f"many-{k}", "emotion": label, "text": text})
+        for k, (label, text) in enumerate(
+            [("disgust", f"I found a {c} in my {p}") for c in ("rat", "slug", "leech", "worm")
+             for p in ("bed", "sink", "bag", "shoe", "cup", "car")]
+            + [("sadness", f"my old {p} died {w}") for p in ("cat", "dog", "horse", "fish", "bird", "frog")
+               for w in ("today", "last week", "in spring", "at night")]
+        )
+    ]  # fmt: skip
+    items_import(data="\n".join(lines), fmt="jsonl", source="many")
+    many = item_set_from_items(name="many-labels", items=list(Item.objects.filter(source="many")))
+    job = job_train_start(
+        user=admin_user, round_=gold_round, method="classifier", output_dir=str(tmp_path / "many"),
+        labels_from=many.name, enqueue=False,
+    )  # fmt: skip
+    job_run(job.pk)
+    job.refresh_from_db()
+    assert job.status == "done", job.error
+    held = job.summary["validation"]
+    registered = RegisteredParser.objects.get(job_id=job.pk)
+    assert held["texts"] == 20  # a tenth, but at least 20 (nsmcore's MIN_CALIBRATION)
+    assert registered.validation_texts == held["texts"]
+    assert registered.validation_accuracy == round(held["routed_right_forced"] / held["texts"], 4)
+    assert job.summary["abstention"].startswith(("below a confidence of", "none"))

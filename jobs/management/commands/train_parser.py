@@ -68,6 +68,11 @@ class Command(BaseCommand):
             "--label-prior", type=float, default=FIELDS["label_prior"].default,
             help="classifier, with labels: weight of the label head when decoding (0: none)",
         )  # fmt: skip
+        parser.add_argument(
+            "--abstain-below", default=FIELDS["abstain_below"].default, metavar="auto|SHARE|''",
+            help="classifier, with labels: abstain below this confidence ('auto': chosen on held-back "
+            "labels)",
+        )  # fmt: skip
         parser.add_argument("--background", action="store_true", help="queue for the worker and return")
 
     def handle(self, *args, **options):
@@ -95,6 +100,7 @@ class Command(BaseCommand):
                     "appraisal_weight": options["appraisal_weight"],
                     "label_trust": options["label_trust"],
                     "label_prior": options["label_prior"],
+                    "abstain_below": options["abstain_below"],
                 }
                 if options["method"] != "lora":  # the LoRA settings do not apply
                     values = {k: v for k, v in values.items() if k not in LORA_FIELDS}
