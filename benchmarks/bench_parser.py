@@ -74,9 +74,9 @@ CONFIGS: dict[str, tuple[bool, dict[str, Any]]] = {
         {"decoding": "joint", "encoder": "bundled", "appraisal_weight": 1.0},
     ),
     # the label head (option label_prior): slots kept near gold (trust 0.5), the head chooses the rule
-    "labels-tfidf-joint-trust0.5-prior2": (
+    "labels-tfidf-joint-trust0.5-prior4-autobelow": (
         True,
-        {"decoding": "joint", "label_trust": 0.5, "label_prior": 2.0},
+        {"decoding": "joint", "label_trust": 0.5, "label_prior": 4.0, "abstain_below": "auto"},
     ),
     "labels-tfidf+emb-joint-trust0.5-prior1": (
         True,
