@@ -282,9 +282,10 @@ def decode(
     for i in range(n):
         g = int(scores[i].argmax()) + 1
         gap = float(best_overall[i] - top[i, g])
-        unsure = abstain_below is not None and confidence[i] < abstain_below
+        # unsure of the label, and some explication routes to no rule: the likeliest such one
+        unsure = abstain_below is not None and confidence[i] < abstain_below and np.isfinite(top[i, 0])
         abstained = (abstain_gap is not None and gap > abstain_gap) or unsure
-        if unsure and np.isfinite(top[i, 0]):  # the likeliest explication that no rule routes
+        if unsure:
             combo = lattice.combos[_best_in_region(lattice, tables[0], i, 0)]
             codes = [int(arg[s][i, combo[s]]) for s in range(len(SLOTS))]
             logp_chosen = float(top[i, 0])

@@ -330,24 +330,25 @@ def slot_log_proba(slots: dict[str, Any], matrix: Any, n: int) -> list[np.ndarra
     return out
 
 
-#: a label the label head never saw gets this log-probability (one in a million), not log 0:
-#: its region stays reachable when the slots say so strongly
-UNSEEN_LABEL_LOGP = float(np.log(1e-6))
+#: a seen label's probability is kept above this (log 1e-6): a head sure of one label still
+#: leaves the others reachable when the slots say so strongly
+SEEN_LABEL_FLOOR = float(np.log(1e-6))
 
 
 def label_log_proba(head: Any, matrix: Any, labels: Sequence[str]) -> np.ndarray:
     """(n, len(labels)) log-probabilities of the label head, in ``labels`` order (a rule set's
-    rules: a label two rules share gets its probability in both columns)."""
+    rules). A label the head never saw (its labelled texts had none) gets the log of one over the
+    number of labels it knows: what it gives each label when it cannot tell them apart, so it
+    says nothing for or against that label and the slots decide."""
     n = matrix.shape[0]
-    if isinstance(head, str):  # one label seen in training
-        return np.array([[0.0 if label == head else UNSEEN_LABEL_LOGP for label in labels]] * n)
     with np.errstate(divide="ignore"):
         logp = np.log(head.predict_proba(matrix))
     classes = [str(c) for c in head.classes_]
+    neutral = float(np.log(1.0 / len(classes)))
     columns = [
-        np.maximum(logp[:, classes.index(label)], UNSEEN_LABEL_LOGP)
+        np.maximum(logp[:, classes.index(label)], SEEN_LABEL_FLOOR)
         if label in classes
-        else np.full(n, UNSEEN_LABEL_LOGP)
+        else np.full(n, neutral)
         for label in labels
     ]
     return np.stack(columns, axis=1) if columns else np.zeros((n, 0))

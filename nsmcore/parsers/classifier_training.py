@@ -161,6 +161,12 @@ def train_classifier(
     model = ClassifierModel(
         features, slots, chosen, seed, data_hash(rows), len(rows), counts, sources=sources, label_head=head
     )
+    if chosen["label_prior"]:
+        model.sources["label_head"] = (
+            {"labels": sorted(str(c) for c in head.classes_)}
+            if head is not None
+            else {"fitted": False, "why": "the labelled texts show one label only"}
+        )
     if calibration:
         _calibrate(model, calibration, auto, rule_set)
     return model
@@ -168,11 +174,13 @@ def train_classifier(
 
 def _fit_label_head(matrix: Any, labels: list[str], chosen: dict[str, Any], seed: int) -> Any:
     """The label classifier of option label_prior: balanced logistic regression on the same
-    features as the slots (the black-box baseline's model, on this parser's features)."""
+    features as the slots (the black-box baseline's model, on this parser's features). None when
+    the labelled texts show one label only: a head that knows one label would force it on every
+    text, so there is none (the card's sources say so)."""
     from sklearn.linear_model import LogisticRegression
 
-    if len(set(labels)) == 1:
-        return labels[0]
+    if len(set(labels)) < 2:
+        return None
     model = LogisticRegression(
         C=float(chosen["C"]),
         class_weight="balanced",

@@ -225,3 +225,30 @@ def test_an_auto_confidence_floor_is_chosen_on_held_back_texts_and_abstains_belo
         ClassifierError, match="abstain_below must be null, 'auto' or a number between 0 and 1"
     ):
         train_classifier(TRAIN, abstain_below=1.5)
+
+
+def test_a_label_the_head_never_saw_is_neither_favoured_nor_banned_and_one_label_fits_no_head():
+    from nsmcore.decoding import rule_lattice
+    from nsmcore.parsers.classifier import label_log_proba
+
+    model = train_classifier(TRAIN, seed=0, labelled=LABELLED, label_prior=5.0)  # disgust and sadness only
+    labels = rule_lattice().labels
+    texts = [t for t, _ in HELD_OUT]
+    logp = label_log_proba(model.label_head, model.matrix(texts), labels)
+    for k, label in enumerate(labels):
+        if label in ("disgust", "sadness"):
+            assert (logp[:, k] > np.log(1e-6) - 1e-9).all()
+        else:  # what the head gives a label when it cannot tell its two apart: the slots decide
+            np.testing.assert_allclose(logp[:, k], np.log(1 / 2))
+    assert model.sources["label_head"] == {"labels": ["disgust", "sadness"]}
+    # texts whose gold routes to shame (the training fixture) still route there: shame, which no
+    # labelled text shows, is not banned (with log 1e-6 times 5 it was: -69 nats, and
+    # every one of them went to disgust or sadness)
+    shame = [t for t, s in TRAIN if route(s).label == "shame"]
+    assert sum(d.label == "shame" for d in model.decode(shame)) >= 0.8 * len(shame)
+    one = train_classifier(
+        TRAIN, seed=0, labelled=[r for r in LABELLED if r.label == "disgust"], label_prior=5.0
+    )
+    assert one.label_head is None
+    assert one.sources["label_head"] == {"fitted": False, "why": "the labelled texts show one label only"}
+    assert len(one.decode(texts)) == len(texts)
