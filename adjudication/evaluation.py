@@ -28,6 +28,7 @@ from django.db.models import Count, Max, QuerySet
 from adjudication.analytics import round_signature
 from adjudication.models import GoldConstrual, GoldItem
 from annotator.models import SLOT_FIELDS, Annotation, Assignment, Item, ItemSet, ParserPrediction, Round
+from annotator.selectors import read_from
 from annotator.versions import round_version
 from nsmcore import charts
 from nsmcore.evaluation import (
@@ -226,7 +227,7 @@ def pass_items(round_: Round, p: EvalPass, item_set: ItemSet | None = None) -> l
                         "explication": explication})  # fmt: skip
     elif p.kind == PARSER:
         rows = (
-            ParserPrediction.objects.filter(parser=p.name, item__in=scope)
+            read_from(ParserPrediction.objects.filter(parser=p.name, item__in=scope), round_.text_field)
             .order_by("item_id", "-created_at", "-id")
             .values_list("item_id", "item__source_id", "item__reference_label", "explication")
         )
@@ -262,9 +263,9 @@ def pass_version(round_: Round, p: EvalPass) -> str:
     if p.kind == ANNOTATOR:
         return round_version(round_.pk, round_signature)
     if p.kind == PARSER:
-        agg = ParserPrediction.objects.filter(parser=p.name, item__in=round_items(round_)).aggregate(
-            n=Count("id"), last=Max("created_at"), top=Max("id")
-        )
+        agg = read_from(
+            ParserPrediction.objects.filter(parser=p.name, item__in=round_items(round_)), round_.text_field
+        ).aggregate(n=Count("id"), last=Max("created_at"), top=Max("id"))
     else:
         agg = GoldItem.objects.filter(round=round_).aggregate(
             n=Count("construals"), last=Max("updated_at"), top=Max("construals__id")

@@ -28,6 +28,7 @@ from adjudication.parser_evaluation import (
     resolved_gold,
 )
 from annotator.models import Item, ItemSet, ParserPrediction, Round
+from annotator.selectors import read_from
 from nsmcore.charts import line_chart
 from nsmcore.evaluation import Proportion
 from nsmcore.legality import is_legal
@@ -62,7 +63,11 @@ class CurvePoint:
 def registered_curve(round_: Round, scope: ItemSet, rule_set: RuleSet) -> list[CurvePoint]:
     """Every registered parser with predictions for the held-out items, by training size."""
     held_ids = list(Item.objects.filter(item_sets=scope).values_list("id", flat=True))
-    names = set(ParserPrediction.objects.filter(item_id__in=held_ids).values_list("parser", flat=True))
+    names = set(
+        read_from(ParserPrediction.objects.filter(item_id__in=held_ids), round_.text_field)
+        .values_list("parser", flat=True)
+        .distinct()
+    )
     parsers = [
         p
         for p in RegisteredParser.objects.defer("card", "trained_on").order_by(
@@ -91,7 +96,7 @@ def _point(
         return CurvePoint(parser.spec, parser.parser_name, parser.trained_count, 0, None, None, str(error))
     gold = resolved_gold(round_, held_ids)
     labels = dict(Item.objects.filter(id__in=held_ids).values_list("id", "reference_label"))
-    predicted = newest_predictions(parser.parser_name, held_ids)
+    predicted = newest_predictions(parser.parser_name, held_ids, round_.text_field)
     scored = [i for i in held_ids if i in gold and i in predicted]
     if not scored:
         return CurvePoint(parser.spec, parser.parser_name, parser.trained_count, 0, None, None)

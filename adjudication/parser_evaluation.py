@@ -45,6 +45,7 @@ from adjudication.evaluation import (
 )
 from adjudication.models import GoldConstrual, GoldItem
 from annotator.models import Item, ItemSet, ItemSetMember, ParserPrediction, Round, text_in_field
+from annotator.selectors import read_from
 from nsmcore.agreement import MISSING, agreement
 from nsmcore.baselines import APPRAISALS, BaselineError, train_appraisal_baseline, train_label_classifier
 from nsmcore.evaluation import EvaluationError, Evidence, Proportion, evaluate, route_items
@@ -186,8 +187,9 @@ def _membership(item_set: ItemSet) -> tuple[int, int | None]:
 def predictions_version(round_: Round, parser: str, scope: ItemSet) -> tuple[Any, ...]:
     """Changes whenever a figure may: the parser's predictions for the held-out items, the
     round's gold, the membership of the two item sets and of the eval tier."""
-    predictions = ParserPrediction.objects.filter(
-        parser=parser, item__in=Item.objects.filter(item_sets=scope)
+    predictions = read_from(
+        ParserPrediction.objects.filter(parser=parser, item__in=Item.objects.filter(item_sets=scope)),
+        round_.text_field,
     )
     agg = predictions.aggregate(n=Count("id"), last=Max("created_at"), top=Max("id"))
     evals = ItemSetMember.objects.filter(item_set__tier=ItemSet.Tier.EVAL).aggregate(
@@ -248,11 +250,12 @@ def resolved_gold(round_: Round, item_ids: Sequence[int]) -> dict[int, Any]:
     )
 
 
-def newest_predictions(parser: str, item_ids: Sequence[int]) -> dict[int, Any]:
-    """{item id: the parser's newest prediction's explication (None when unreadable)}."""
+def newest_predictions(parser: str, item_ids: Sequence[int], text_field: str) -> dict[int, Any]:
+    """{item id: the parser's newest prediction's explication (None when unreadable)}, of those
+    read from ``text_field`` (the round's) or from an unrecorded one."""
     predicted: dict[int, Any] = {}
     rows = (
-        ParserPrediction.objects.filter(parser=parser, item_id__in=item_ids)
+        read_from(ParserPrediction.objects.filter(parser=parser, item_id__in=item_ids), text_field)
         .order_by("item_id", "-created_at", "-id")
         .values_list("item_id", "explication")
     )
@@ -269,7 +272,7 @@ def _compute(round_: Round, p: EvalPass, scope: ItemSet, rule_set: RuleSet) -> P
     )
     held_ids = [row[0] for row in held]
     gold = resolved_gold(round_, held_ids)
-    predicted = newest_predictions(p.name, held_ids)
+    predicted = newest_predictions(p.name, held_ids, round_.text_field)
     scored = [row for row in held if row[0] in gold and row[0] in predicted]
     legality = Proportion.of(sum(is_legal(e) for e in predicted.values() if e is not None), len(predicted))
     slots = _slot_rows([gold[row[0]] for row in scored], [predicted[row[0]] for row in scored])

@@ -31,6 +31,13 @@ def prefill_of(assignment: Assignment) -> dict[str, str] | None:
     return prefill_for(assignment.round, assignment.item_id)
 
 
+def read_from(predictions: Any, text_field: str) -> Any:
+    """The predictions a round showing ``text_field`` may use: read from that text, or from an
+    unrecorded one (an import). The generated text names the emotion the masked text hides, so
+    a masked round's prefill and its parser's scores never come from the generated text."""
+    return predictions.filter(text_field__in=(text_field, "")) if text_field else predictions
+
+
 def predicted_explication(
     parser: str, item_id_or_item: Any, *, text_field: str = ""
 ) -> dict[str, str] | None:

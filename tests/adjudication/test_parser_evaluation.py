@@ -446,3 +446,33 @@ def test_registered_parsers_are_scored_on_the_held_out_set_by_training_size(adju
     text = out.getvalue()
     assert "Registered parsers by training size" in text
     assert "clf-more@1" in text and "slots 1.000  routed 1.000" in text and "not scored: parser" in text
+
+
+def test_predictions_read_from_the_other_text_are_not_scored(adjudicator_client, round_):
+    """The round shows the masked text; a newer prediction read from the generated text (which
+    names the emotion) must not replace the masked one in any figure."""
+    from adjudication.evaluation import pass_items
+    from adjudication.parser_curve import registered_curve
+    from rules.rulesets import active_rule_set
+
+    assert round_.text_field == Round.TEXT_MASKED
+    before = parser_vs_gold(round_, "parser:clf", heldout=heldout())
+    h2 = Item.objects.get(source="pe-test", source_id="h2")
+    ParserPrediction.objects.create(
+        item=h2,
+        parser="clf",
+        parser_version="v2",
+        explication=SHAME,
+        legal=True,
+        text_field=Round.TEXT_GENERATED,
+    )
+    after = parser_vs_gold(round_, "parser:clf", heldout=heldout())
+    others = {s.slot: (s.accuracy.k, s.accuracy.n) for s in after.slots}["others_know"]
+    assert others == (3, 4) and after.slots == before.slots
+    from adjudication.evaluation import pass_named
+
+    items = {i["id"]: i["explication"] for i in pass_items(round_, pass_named(round_, "parser:clf"))}
+    assert items["h2"] == GUILT  # the masked reading, not the newer generated one
+    registered = _registered("clf-gen", ["t1"], {"h1": GUILT})
+    ParserPrediction.objects.filter(parser=registered.parser_name).update(text_field=Round.TEXT_GENERATED)
+    assert registered.spec not in [p.spec for p in registered_curve(round_, heldout(), active_rule_set())]
