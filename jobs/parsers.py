@@ -21,12 +21,24 @@ from rules.rulesets import active_rule_set
 
 
 def default_prefill() -> tuple[str, str]:
-    """(backend, model) of a prefill that names no parser: the best registered parser
-    (registry.selectors.best_parser), else the settings' backend with its own model setting."""
+    """(backend, model) of a prefill that names no parser. One order everywhere: a classifier
+    the settings name (NSM_PARSER_BACKEND=classifier with NSM_PARSER_MODEL), else the best
+    registered parser (registry.selectors.best_parser), else the settings' backend."""
+    if settings.NSM_PARSER_BACKEND == "classifier" and settings.NSM_PARSER_MODEL:
+        return "classifier", settings.NSM_PARSER_MODEL
     best = best_parser()
     if best is not None:
         return best.backend, best.spec
     return settings.NSM_PARSER_BACKEND, ""
+
+
+def resolved_model(backend: str, model: str) -> str:
+    """The model a prefill job stores for a classifier given none (the setting, else the best
+    registered parser): resolved when the job is made, so a queued or resumed job runs the
+    parser that was checked, whatever is registered meanwhile."""
+    if backend == "classifier" and not model:
+        return settings.NSM_PARSER_MODEL or _best_spec()
+    return model
 
 
 def parser_options(backend: str, model: str = "", adapter: str = "") -> dict[str, Any]:
@@ -70,11 +82,29 @@ def parser_options(backend: str, model: str = "", adapter: str = "") -> dict[str
 
 def _registered(model: str, backend: str) -> Any:
     """The registered parser of that backend a job's model names (NAME or NAME@VERSION), or None
-    (a hub name such as ``gpt2`` is a name too: only a registered one counts)."""
+    (a hub name such as ``gpt2`` is a name too: only a registered one counts; an unknown version
+    of a registered name is refused by parser_setting_problem before a job exists)."""
     if not model or not is_spec(model):
         return None
-    found = parser_get(model)
+    try:
+        found = parser_get(model)
+    except UnknownParser:
+        return None
     return found if found.backend == backend else None
+
+
+def _registry_problem(backend: str, model: str) -> str | None:
+    """Why a model naming a registered parser (NAME, NAME@VERSION) cannot run on ``backend``: an
+    unknown version of a registered name, or a parser of another backend."""
+    if not model or not is_spec(model):
+        return None
+    try:
+        found = parser_get(model)
+    except UnknownParser as error:
+        return str(error)
+    if found.backend != backend:
+        return f"{found.spec} is a {found.backend} parser: choose the backend {found.backend} for it"
+    return None
 
 
 def _best_spec() -> str:
@@ -86,6 +116,9 @@ def parser_setting_problem(backend: str, model: str = "") -> str | None:
     """Why the backend has nothing to run with, naming the setting (no model, no server), known
     without loading anything; None otherwise. A prefill is refused with it before a job exists,
     instead of failing on the worker (and again on every resume)."""
+    problem = _registry_problem(backend, model)
+    if problem:
+        return problem
     if backend == "classifier":
         spec = model or settings.NSM_PARSER_MODEL or _best_spec()
         if not spec:

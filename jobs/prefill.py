@@ -16,7 +16,7 @@ from django.utils.html import format_html
 from annotator.models import Item, ItemSet, ItemSetMember, ParserPrediction, Round
 from jobs.kinds import JobError, JobKind, Params, job_kind_register
 from jobs.models import Job
-from jobs.parsers import default_prefill, parser_build, parser_setting_problem
+from jobs.parsers import default_prefill, parser_build, parser_setting_problem, resolved_model
 from jobs.services import job_create, job_stopped
 from nsmcore.parsers import BACKENDS, Parser, ParserUnavailable
 
@@ -72,6 +72,7 @@ def job_prefill_start(
         raise JobError("choose an item set or a round, not both")
     if not backend:
         backend, model = default_prefill() if not model else (settings.NSM_PARSER_BACKEND, model)
+    model = resolved_model(backend, model)
     if round_ is not None:
         item_set = round_.item_set
         text_field = round_.text_field
@@ -95,7 +96,7 @@ def job_prefill_start(
     total = ItemSetMember.objects.filter(item_set=item_set).count()
     if not total:
         raise JobError(f"item set {item_set.name} has no items")
-    key = f"{params.backend}|{model}|{mode}" + (f"|{adapter}" if adapter else "")
+    key = f"{params.backend}|{model}|{mode}|{params.text_field}" + (f"|{adapter}" if adapter else "")
     return job_create(
         PREFILL, user=user, item_set=item_set, round_=round_, key=key,
         params=params, total=total, enqueue=enqueue,

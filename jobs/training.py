@@ -62,7 +62,7 @@ from nsmcore.training_data import (
     write_training,
 )
 from registry.models import RegisteredParser
-from registry.services import RegistryError, check_name, parser_register
+from registry.services import RegistryError, check_name, parser_register, validation_of
 from rules.rulesets import active_rule_set
 
 TRAIN = "train"
@@ -340,9 +340,11 @@ def register_trained(
     trained = qualified_ids(job, params, trained_item_ids(written) or frozenset())
     mine = RegisteredParser.objects.filter(job_id=job.pk).first()
     if mine is not None:
+        accuracy, held = validation_of(card)
         RegisteredParser.objects.filter(pk=mine.pk).update(
-            folder=str(out.resolve()), card=card, trained_on=trained
-        )
+            folder=str(out.resolve()), card=card, trained_on=trained, trained_count=len(trained),
+            validation_accuracy=accuracy, validation_texts=held,
+        )  # fmt: skip
         mine.refresh_from_db()
         return mine
     name = params.parser_name or default_parser_name(job, params)

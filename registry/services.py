@@ -52,6 +52,13 @@ def parser_register(
     accuracy, held = validation_of(card)
     if backend not in RegisteredParser.Backend.values:
         raise RegistryError(f"backend {backend!r}: one of {', '.join(RegisteredParser.Backend.values)}")
+    other = (
+        RegisteredParser.objects.filter(name=name).exclude(backend=backend).values_list("backend", flat=True)
+    )
+    if other.exists():
+        raise RegistryError(
+            f"parser name {name!r} is taken by {other.first()} parsers; a {backend} parser needs another name"
+        )
     for _ in range(5):
         top = RegisteredParser.objects.filter(name=name).aggregate(v=Max("version"))["v"] or 0
         try:

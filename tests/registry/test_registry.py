@@ -303,3 +303,50 @@ def test_a_prefill_decodes_into_the_active_rule_set(
     assert again.engine_version.endswith(f"-rules-{rules_tag(rules)}") and again.skipped == 0
     for p in ParserPrediction.objects.filter(job=again):
         assert json.loads(p.raw_output)["label"] == route(p.explication, rules).label
+
+
+def test_a_registered_name_on_the_wrong_backend_or_an_unknown_version_is_refused_before_a_job(
+    registered, admin_user, items, client
+):
+    spec = RegisteredParser.objects.get(job_id=registered.pk).spec
+    name = spec.split("@")[0]
+    other = item_set_from_items(name="to-prefill", items=items[:2])
+    before = ParserPrediction.objects.count(), RegisteredParser.objects.count()
+    from jobs.models import Job
+
+    jobs = Job.objects.count()
+    with pytest.raises(JobError, match=f"{spec} is a classifier parser: choose the backend classifier"):
+        job_prefill_start(user=admin_user, item_set=other, backend="transformers", model=spec, enqueue=False)
+    with pytest.raises(JobError, match=f"{spec} is a classifier parser"):
+        job_prefill_start(user=admin_user, item_set=other, backend="lexical", model=name, enqueue=False)
+    with pytest.raises(JobError, match=f"no registered parser '{name}@99'"):
+        job_prefill_start(
+            user=admin_user, item_set=other, backend="transformers", model=f"{name}@99", enqueue=False
+        )
+    client.force_login(admin_user)
+    response = client.post(
+        "/api/jobs/prefill/", {"item_set": other.pk, "backend": "transformers", "model": f"{name}@99"},
+        content_type="application/json",
+    )  # fmt: skip
+    assert response.status_code == 400 and "no registered parser" in json.dumps(response.json())
+    assert (
+        Job.objects.count() == jobs
+        and (ParserPrediction.objects.count(), RegisteredParser.objects.count()) == before
+    )
+    # one name, one backend
+    with pytest.raises(RegistryError, match=f"parser name '{name}' is taken by classifier parsers"):
+        parser_register(name=name, backend="transformers", folder="/srv/a", card={}, trained_on=[])
+
+
+def test_the_default_classifier_is_resolved_when_the_job_is_made(
+    registered, gold_round, admin_user, tmp_path, items
+):
+    first = RegisteredParser.objects.get(job_id=registered.pk)
+    other = item_set_from_items(name="to-prefill", items=items[:2])
+    job = job_prefill_start(user=admin_user, item_set=other, backend="classifier", enqueue=False)
+    assert job.typed_params.model == first.spec
+    newer = train(admin_user, gold_round, tmp_path)  # registered after the job was made
+    RegisteredParser.objects.filter(job_id=newer.pk).update(validation_accuracy=0.9, validation_texts=40)
+    job_run(job.pk)
+    job.refresh_from_db()
+    assert job.status == "done" and job.engine == f"classifier:{first.spec}"  # the parser checked

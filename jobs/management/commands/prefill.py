@@ -25,7 +25,12 @@ class Command(BaseCommand):
             "--backend", choices=BACKENDS, default="",
             help="default: the best registered parser (manage.py parsers), else NSM_PARSER_BACKEND",
         )  # fmt: skip
-        parser.add_argument("--model", default="", help="model name or local path (default: from settings)")
+        parser.add_argument(
+            "--model",
+            default="",
+            help="a registered parser (NAME or NAME@VERSION), a model name or a local path (default: the "
+            "settings, or the best registered parser for the classifier)",
+        )
         parser.add_argument("--mode", choices=["schema", "free"], default="", help="openai backend only")
         parser.add_argument(
             "--adapter", default="", help="transformers only: a LoRA adapter folder over the model"
