@@ -1,14 +1,15 @@
 """Registered parsers on one held-out set, by training size: the learning curve a team builds as
-it trains parsers on more data (issue 23; docs/evaluation.md, "Registered parsers by training
+it trains parsers on more data (issue 23; docs/training.md, "Registered parsers by training
 size").
 
 For a round's resolved gold (construal 1) and a held-out item set, every registered parser with
 predictions for its items is scored as the parser-vs-gold table scores one: per-slot accuracy
-against gold (mean over the twelve slots) and routed accuracy against the reference labels
-(an abstention counts as a miss; exact 95% interval), on the held-out items that have gold and a
-prediction of that parser. A parser trained on any held-out item is not scored: it is listed
-with the reason, as the parser-vs-gold page refuses it. Points are ordered by training size
-(the items the parser was trained on), and cached under the same versions as parser-vs-gold.
+against gold (mean over the twelve slots) and routed accuracy against the reference labels (an
+abstention counts as a miss; exact 95% interval), on the held-out items that have gold, a
+reference label and a prediction of that parser read from the round's text field. A parser
+trained on any held-out item is not scored: it is listed with the reason, as the parser-vs-gold
+page refuses it. Points are ordered by training size (the items the parser was trained on), and
+cached under the same versions as parser-vs-gold.
 """
 
 from __future__ import annotations
@@ -97,7 +98,8 @@ def _point(
     gold = resolved_gold(round_, held_ids)
     labels = dict(Item.objects.filter(id__in=held_ids).values_list("id", "reference_label"))
     predicted = newest_predictions(parser.parser_name, held_ids, round_.text_field)
-    scored = [i for i in held_ids if i in gold and i in predicted]
+    # as parser-vs-gold scores the label: only items with a reference label
+    scored = [i for i in held_ids if i in gold and i in predicted and labels.get(i)]
     if not scored:
         return CurvePoint(parser.spec, parser.parser_name, parser.trained_count, 0, None, None)
     right = 0
