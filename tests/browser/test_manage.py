@@ -154,6 +154,42 @@ def test_an_admin_removes_an_annotator_and_their_pending_work_moves(
     assert Assignment.objects.filter(round=round_, annotator=other_annotator).count() == 4
 
 
+def test_the_round_form_offers_the_parsers_of_the_text_it_will_show(
+    page, live_server, login, admin_user, items, annotator, other_annotator
+):
+    item_set = item_set_from_items(name="four", items=items)
+    for item in items:
+        ParserPrediction.objects.create(
+            item=item, parser="lex-gen", explication=PRED, legal=True, text_field="text"
+        )
+        ParserPrediction.objects.create(
+            item=item, parser="lex-masked", explication=PRED, legal=True, text_field="masked_text"
+        )
+    login("dana", "dana-pw")
+    page.goto(f"{live_server.url}/manage/rounds/new/")
+    page.fill("input[name=name]", "masked")
+    page.select_option("select[name=item_set]", str(item_set.pk))
+    page.wait_for_function(SETTLED)
+    parser = page.locator("select[name=prefill_parser]")
+    expect(parser.locator("option[value=lex-masked]")).to_have_count(1)
+    expect(parser.locator("option[value=lex-gen]")).to_have_count(0)
+    expect(page.locator("#field-mismatch li[data-parser=lex-gen]")).to_contain_text("read text")
+    # showing the generated text offers the parser that read it, and keeps what was typed
+    page.select_option("select[name=text_field]", "text")
+    page.wait_for_function(SETTLED)
+    expect(parser.locator("option[value=lex-gen]")).to_have_count(1)
+    expect(parser.locator("option[value=lex-masked]")).to_have_count(0)
+    expect(page.locator("input[name=name]")).to_have_value("masked")
+    page.check("input[name=annotators] >> nth=0")
+    page.check("input[name=annotators] >> nth=1")
+    page.check("input[name=mode][value=prefilled]")
+    parser.select_option("lex-gen")
+    page.click("#round-submit")
+    page.wait_for_url(re.compile(r"/manage/rounds/\d+/$"))
+    created = Round.objects.get(name="masked")
+    assert (created.text_field, created.prefill_parser) == ("text", "lex-gen")
+
+
 def test_an_admin_draws_a_set_and_opens_a_new_round_over_it(page, live_server, login, admin_user, items):
     login("dana", "dana-pw")
     page.goto(f"{live_server.url}/manage/item-sets/")
