@@ -11,6 +11,7 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.http import content_disposition_header
 from django.utils.text import slugify
 from django.views.decorators.http import require_POST
 
@@ -380,5 +381,5 @@ def gold_training_download(request: HttpRequest, round_id: int) -> HttpResponse:
         archive.writestr(f"{stem}.jsonl", data)
         archive.writestr(f"{stem}.jsonl.manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False))
     response = HttpResponse(buffer.getvalue(), content_type="application/zip")
-    response["Content-Disposition"] = f'attachment; filename="{stem}.zip"'
+    response["Content-Disposition"] = content_disposition_header(as_attachment=True, filename=f"{stem}.zip")
     return response

@@ -92,6 +92,10 @@ def item_set_draw(
 def _new_item_set(**fields: Any) -> ItemSet:
     """The ItemSet row; DrawError when the name was taken since the caller checked it (another
     request created a set of that name at the same moment), as when it was taken before."""
+    if not str(fields["name"]).isprintable():
+        raise DrawError(
+            f"item set name {fields['name']!r}: no control characters (newline, tab)", field="name"
+        )
     try:
         with transaction.atomic():
             return ItemSet.objects.create(**fields)

@@ -103,6 +103,8 @@ def round_create(
     some of its items prefilled is refused (RoundOverlap) unless ``allow_prefill_overlap``."""
     if not name.strip():
         raise RoundError("a round needs a name", field="name")
+    if not name.isprintable():
+        raise RoundError(f"round name {name!r}: no control characters (newline, tab)", field="name")
     if Round.objects.filter(name=name).exists():
         raise RoundError(f"a round named {name!r} already exists", field="name")
     if annotators_per_item < 1:
