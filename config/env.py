@@ -24,6 +24,27 @@ def env_str(name: str, default: str | None = None) -> str:
     return value
 
 
+#: what Django's deployment check (security.W009) asks of a secret key
+SECRET_KEY_MIN_LENGTH = 50
+SECRET_KEY_MIN_UNIQUE = 5
+
+
+def check_secret_key(value: str) -> str:
+    """A production SECRET_KEY, or ConfigError saying what is wrong and how to make one: it signs
+    sessions and password resets, so a guessable one gives away every account."""
+    how = 'make one with: python -c "import secrets; print(secrets.token_urlsafe(50))"'
+    if not value.strip():
+        raise ConfigError(f"SECRET_KEY is empty; {how}")
+    if value.startswith(("dev-only", "django-insecure-")):
+        raise ConfigError(f"SECRET_KEY is the development default; {how}")
+    if len(value) < SECRET_KEY_MIN_LENGTH or len(set(value)) < SECRET_KEY_MIN_UNIQUE:
+        raise ConfigError(
+            f"SECRET_KEY is too weak ({len(value)} characters, {len(set(value))} different; at least "
+            f"{SECRET_KEY_MIN_LENGTH} and {SECRET_KEY_MIN_UNIQUE}); {how}"
+        )
+    return value
+
+
 def env_bool(name: str, default: bool) -> bool:
     raw = os.environ.get(name)
     if raw is None:

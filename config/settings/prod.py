@@ -5,13 +5,11 @@ by whitenoise from STATIC_ROOT, filled by `collectstatic` (serve runs it). Postg
 come from a bounded psycopg pool per process, so the web workers and the job worker together hold
 at most (web workers + 1) x NSM_DB_POOL_MAX connections."""
 
-from config.env import ConfigError, env_bool, env_int, env_list, env_str, postgres_pool
+from config.env import ConfigError, check_secret_key, env_bool, env_int, env_list, env_str, postgres_pool
 from config.settings.base import *  # noqa: F403
 
 DEBUG = False
-SECRET_KEY = env_str("SECRET_KEY")
-if SECRET_KEY.startswith("dev-only"):
-    raise ConfigError("SECRET_KEY must be set to a real secret in production")
+SECRET_KEY = check_secret_key(env_str("SECRET_KEY"))
 # No default: a server that answers to no host of its own is a misconfiguration, named here.
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", [])
 if not ALLOWED_HOSTS:

@@ -299,3 +299,42 @@ def test_migrate_itself_still_runs_on_an_empty_database(tmp_path):
     result = manage(tmp_path, "migrate", "--noinput", DATABASE_URL=f"sqlite:///{empty}")
     assert result.returncode == 0, result.stderr
     assert manage(tmp_path, "agreement", "--help", DATABASE_URL=f"sqlite:///{empty}").returncode == 0
+
+
+@pytest.mark.parametrize(
+    "key, message",
+    [
+        ("", "SECRET_KEY is empty"),
+        ("   ", "SECRET_KEY is empty"),
+        ("change-me", "too weak (9 characters"),
+        ("abc", "too weak (3 characters, 3 different"),
+        ("a" * 60, "60 characters, 1 different"),
+        ("dev-only-insecure-key-change-me" + "x" * 30, "the development default"),
+        ("django-insecure-" + "k3" * 30, "the development default"),
+    ],
+)
+def test_a_weak_or_empty_secret_key_is_refused_in_production(key, message):
+    from config.env import check_secret_key
+
+    import re
+
+    with pytest.raises(ConfigError, match=re.escape(message)) as refused:
+        check_secret_key(key)
+    assert "secrets.token_urlsafe(50)" in str(refused.value)
+    strong = "x7-Kq2vR9mZ4pL8wN3tY6bH1cF5jD0gS-aE2uI9oP4kM7nB3vC8xZ1"
+    assert check_secret_key(strong) == strong
+
+
+def test_production_settings_do_not_start_with_a_weak_secret_key():
+    import os
+    import subprocess
+    import sys
+
+    keep = {k: v for k, v in os.environ.items() if not k.startswith(("NSM_", "DJANGO_", "DATABASE_"))}
+    env = {**keep, "DJANGO_SETTINGS_MODULE": "config.settings.prod", "SECRET_KEY": "change-me",
+           "ALLOWED_HOSTS": "nsm.example.org"}  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        env=env, cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode != 0 and "SECRET_KEY is too weak" in result.stderr
