@@ -126,9 +126,15 @@ def run_prefill(job: Job, params: PrefillParams) -> bool:
         parser_version=parser.version,
         text_field=params.text_field,
     )
-    have = set() if params.overwrite else set(existing.values_list("item_id", flat=True))
+    # this job's own predictions (a resumed run's earlier batches) are done, never skipped nor
+    # parsed again, overwrite or not; another job's are skipped, unless this one overwrites them
+    mine = set(existing.filter(job_id=job.pk).values_list("item_id", flat=True))
+    others = (
+        set() if params.overwrite else set(existing.exclude(job_id=job.pk).values_list("item_id", flat=True))
+    )
+    have = mine | others
     todo = [i for i in item_ids if i not in have]
-    Job.objects.filter(pk=job.pk).update(skipped=len(have), done=len(have), legal=0, illegal=0)
+    Job.objects.filter(pk=job.pk).update(skipped=len(others - mine), done=len(have), legal=0, illegal=0)
 
     size = max(1, settings.NSM_JOB_BATCH_SIZE)
     for start in range(0, len(todo), size):
@@ -155,8 +161,8 @@ def run_prefill(job: Job, params: PrefillParams) -> bool:
         ]
         legal = sum(r.legal for r in results)
         with transaction.atomic():
-            if params.overwrite:
-                existing.filter(item_id__in=batch).delete()
+            if params.overwrite:  # another job's reading of these items gives way to this one's
+                existing.filter(item_id__in=batch).exclude(job_id=job.pk).delete()
             ParserPrediction.objects.bulk_create(rows, ignore_conflicts=True)
             Job.objects.filter(pk=job.pk).update(
                 done=F("done") + len(batch),

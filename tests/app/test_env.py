@@ -314,9 +314,9 @@ def test_migrate_itself_still_runs_on_an_empty_database(tmp_path):
     ],
 )
 def test_a_weak_or_empty_secret_key_is_refused_in_production(key, message):
-    from config.env import check_secret_key
-
     import re
+
+    from config.env import check_secret_key
 
     with pytest.raises(ConfigError, match=re.escape(message)) as refused:
         check_secret_key(key)

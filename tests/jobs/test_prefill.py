@@ -147,7 +147,7 @@ def test_cancel_stops_after_the_current_batch_and_resume_finishes_without_duplic
     job_resume(job=job)
     job_run(job.pk)
     job.refresh_from_db()
-    assert (job.status, job.done, job.skipped) == ("done", 12, 5)
+    assert (job.status, job.done, job.skipped) == ("done", 12, 0)  # its own 5 are not skipped
     assert ParserPrediction.objects.count() == 12
 
 
@@ -225,7 +225,7 @@ def test_a_server_that_dies_fails_the_job_with_its_reason_and_keeps_the_work_don
         job_resume(job=job)
         job_run(job.pk)
     job.refresh_from_db()
-    assert (job.status, job.done, job.skipped, job.error) == ("done", 12, 5, "")
+    assert (job.status, job.done, job.skipped, job.error) == ("done", 12, 0, "")  # its own 5: done
     assert ParserPrediction.objects.count() == 12
 
 
@@ -388,3 +388,25 @@ def test_a_prefill_job_with_a_damaged_classifier_folder_fails_naming_the_setting
     job.refresh_from_db()
     assert job.status == "failed" and "model" in job.error.lower()
     assert not ParserPrediction.objects.filter(job=job).exists()
+
+
+def test_a_resumed_overwrite_goes_on_where_it_stopped_and_its_own_items_are_not_skipped(
+    item_set, admin_user, small_batches, monkeypatch
+):
+    """Issue 24: the deploy guide says a resumed job goes on where it stopped; an overwrite
+    prefill parsed every item again, and a resumed job counted its own earlier items as skipped."""
+    job_run(job_prefill_start(user=admin_user, item_set=item_set, enqueue=False).pk)  # an earlier prefill
+    job = job_prefill_start(user=admin_user, item_set=item_set, overwrite=True, enqueue=False)
+    with monkeypatch.context() as patch:
+        patch.setattr("jobs.prefill.parser_factory", lambda **kw: CancellingParser(job.pk))
+        job_run(job.pk)
+    job.refresh_from_db()
+    assert (job.status, job.done) == ("cancelled", 5)
+    parser = Recording()
+    monkeypatch.setattr("jobs.prefill.parser_factory", lambda **kw: parser)
+    job_resume(job=job)
+    job_run(job.pk)
+    job.refresh_from_db()
+    assert len(parser.texts) == 7  # the 7 it had not reached, not all 12 again
+    assert (job.status, job.done, job.skipped) == ("done", 12, 0)
+    assert ParserPrediction.objects.filter(job=job).count() == 12 and ParserPrediction.objects.count() == 12
