@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework.permissions import BasePermission, IsAuthenticated
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -22,15 +20,12 @@ from adjudication.analytics import (
     round_analysis,
 )
 from annotator.models import Round
-from annotator.roles import ADJUDICATOR, ADMIN, user_roles
+from annotator.roles import ADJUDICATOR, ADMIN, HasRole
 from nsmcore.schema import SLOT_NAMES
 
-
-class IsAdjudicatorOrAdmin(BasePermission):
-    message = "agreement analytics are for adjudicators and admins"
-
-    def has_permission(self, request: Request, view: Any) -> bool:
-        return bool(user_roles(request.user) & {ADJUDICATOR, ADMIN})
+IsAdjudicatorOrAdmin = HasRole(
+    ADJUDICATOR, ADMIN, message="agreement analytics are for adjudicators and admins"
+)
 
 
 class _RoundView(APIView):

@@ -28,7 +28,7 @@ from adjudication.gold import (
 )
 from annotator.filters import MAX_ID
 from annotator.models import Round
-from annotator.roles import ADJUDICATOR, ADMIN, user_roles
+from annotator.roles import ADJUDICATOR, ADMIN, HasRole, user_roles
 from nsmcore.schema import SLOT_BY_NAME, SLOT_NAMES, SLOTS
 
 ID_RANGE = {"minimum": 1, "maximum": MAX_ID}  # the ids IdFilter takes: what a database column holds
@@ -48,11 +48,9 @@ class ReadsForAdjudicatorsAndAdmins(BasePermission):
         return ADJUDICATOR in roles
 
 
-class AdjudicatorsAndAdmins(BasePermission):
-    message = "conventions and gold are for adjudicators and admins"
-
-    def has_permission(self, request: Request, view: Any) -> bool:
-        return bool(user_roles(request.user) & {ADJUDICATOR, ADMIN})
+AdjudicatorsAndAdmins = HasRole(
+    ADJUDICATOR, ADMIN, message="conventions and gold are for adjudicators and admins"
+)
 
 
 class _View(APIView):

@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.permissions import BasePermission, IsAuthenticated
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -24,24 +24,14 @@ from adjudication.rule_revisions import (
     revision_propose,
     revision_vote,
 )
-from annotator.roles import ADJUDICATOR, ADMIN, user_roles
+from annotator.roles import ADJUDICATOR, ADMIN, HasRole
 from nsmcore.mapper import RuleSetError
 from rules.models import RuleSetActivation, RuleSetVersion
 from rules.rulesets import ensure_initial_version
 
-
-def _role(*roles: str, message: str) -> type[BasePermission]:
-    class HasRole(BasePermission):
-        def has_permission(self, request: Request, view: Any) -> bool:
-            return bool(user_roles(request.user) & set(roles))
-
-    HasRole.message = message
-    return HasRole
-
-
-IsAdjudicatorOrAdmin = _role(ADJUDICATOR, ADMIN, message="rule revisions are for adjudicators and admins")
-IsAdjudicator = _role(ADJUDICATOR, message="only adjudicators vote on rule revisions")
-IsAdmin = _role(ADMIN, message="only admins activate a version at once; adjudicators vote")
+IsAdjudicatorOrAdmin = HasRole(ADJUDICATOR, ADMIN, message="rule revisions are for adjudicators and admins")
+IsAdjudicator = HasRole(ADJUDICATOR, message="only adjudicators vote on rule revisions")
+IsAdmin = HasRole(ADMIN, message="only admins activate a version at once; adjudicators vote")
 
 
 class VersionOut(serializers.ModelSerializer):

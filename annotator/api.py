@@ -8,14 +8,14 @@ from typing import Any
 from django.http import QueryDict
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, serializers, status
-from rest_framework.permissions import BasePermission, IsAuthenticated
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotator.filters import AssignmentFilter, ItemFilter
 from annotator.models import FLAGS, SLOT_FIELDS, Annotation, AnnotationRevision, Assignment, Item
-from annotator.roles import ADJUDICATOR, ADMIN, user_roles
+from annotator.roles import ADJUDICATOR, ADMIN, HasRole
 from annotator.selectors import assignment_for_user, prefill_of, prefills_for
 from annotator.services import (
     TEXT_MAX_CHARS,
@@ -27,12 +27,9 @@ from annotator.services import (
 )
 from nsmcore.schema import SLOTS
 
-
-class IsAdjudicatorOrAdmin(BasePermission):
-    message = "items with their reference labels are for adjudicators and admins"
-
-    def has_permission(self, request: Request, view: Any) -> bool:
-        return bool(user_roles(request.user) & {ADJUDICATOR, ADMIN})
+IsAdjudicatorOrAdmin = HasRole(
+    ADJUDICATOR, ADMIN, message="items with their reference labels are for adjudicators and admins"
+)
 
 
 class ItemSerializer(serializers.ModelSerializer):

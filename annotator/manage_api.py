@@ -20,7 +20,7 @@ from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import generics, serializers, status
 from rest_framework.parsers import MultiPartParser
-from rest_framework.permissions import BasePermission, IsAuthenticated
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -35,7 +35,7 @@ from annotator.imports import (
     source_items,
 )
 from annotator.models import ItemSet, Round
-from annotator.roles import ADMIN, has_role
+from annotator.roles import ADMIN, HasRole
 from annotator.round_selectors import (
     annotator_choices,
     parser_coverage,
@@ -54,11 +54,7 @@ POSITIVE_INT = 2**31 - 1  # PositiveIntegerField's bound on every database
 SMALL_INT = 2**15 - 1
 
 
-class IsAdmin(BasePermission):
-    message = "importing, item sets and rounds are for admins"
-
-    def has_permission(self, request: Request, view: Any) -> bool:
-        return has_role(request.user, ADMIN)
+IsAdmin = HasRole(ADMIN, message="importing, item sets and rounds are for admins")
 
 
 class AdminApi(APIView):

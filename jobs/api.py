@@ -16,13 +16,13 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import generics, serializers, status
 from rest_framework.negotiation import BaseContentNegotiation
-from rest_framework.permissions import BasePermission, IsAuthenticated
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotator.models import ItemSet, Round
-from annotator.roles import ADMIN, has_role
+from annotator.roles import ADMIN, HasRole
 from jobs.downloads import CONTENT_TYPES, export_file_response
 from jobs.filters import ExportFilter, JobFilter
 from jobs.forms import ExportForm, RawExportForm, TrainForm, VerifyForm
@@ -45,11 +45,7 @@ BAD = {400: OpenApiResponse(description="bad parameters: each named, with the re
 CONFLICT = {409: OpenApiResponse(description="the same job is already active: its id is given")}
 
 
-class IsAdmin(BasePermission):
-    message = "jobs are for admins"
-
-    def has_permission(self, request: Request, view: Any) -> bool:
-        return has_role(request.user, ADMIN)
+IsAdmin = HasRole(ADMIN, message="jobs are for admins")
 
 
 class JobOut(serializers.ModelSerializer):

@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers
-from rest_framework.permissions import BasePermission, IsAuthenticated
-from rest_framework.request import Request
+from rest_framework.permissions import IsAuthenticated
 
-from annotator.roles import ADJUDICATOR, ADMIN, user_roles
+from annotator.roles import ADJUDICATOR, ADMIN, HasRole
 from registry.models import RegisteredParser
 from registry.selectors import best_parser
 
-
-class IsAdjudicatorOrAdmin(BasePermission):
-    message = "the parser registry is for adjudicators and admins"
-
-    def has_permission(self, request: Request, view: Any) -> bool:
-        return bool(user_roles(request.user) & {ADJUDICATOR, ADMIN})
+IsAdjudicatorOrAdmin = HasRole(
+    ADJUDICATOR, ADMIN, message="the parser registry is for adjudicators and admins"
+)
 
 
 class ParserOut(serializers.ModelSerializer):
