@@ -1,6 +1,23 @@
 from django.contrib import admin
+from rest_framework.authtoken.models import TokenProxy
 
-from annotator.models import Annotation, Assignment, Item, ItemSet, ParserPrediction, Round
+from annotator.models import Annotation, ApiToken, Assignment, Item, ItemSet, ParserPrediction, Round
+
+# DRF's token admin listed keys in clear; its table is emptied by annotator migration 0006
+if admin.site.is_registered(TokenProxy):
+    admin.site.unregister(TokenProxy)
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Who has a token and since when; the key exists nowhere to show (only its digest)."""
+
+    list_display = ["user", "created"]
+    fields = ["user", "created"]
+    readonly_fields = ["user", "created"]
+
+    def has_add_permission(self, request) -> bool:  # a key is made by its owner, shown once to them
+        return False
 
 
 @admin.register(Item)

@@ -15,6 +15,8 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.core.cache import cache
 from django.db import transaction
+from rest_framework.authentication import TokenAuthentication
+from rest_framework.exceptions import AuthenticationFailed
 
 USER_SECONDS = 300
 
@@ -49,3 +51,19 @@ def user_changed(user_id: Any) -> None:
 def forget_saved_user(sender: Any, instance: Any, **kwargs: Any) -> None:
     """post_save and post_delete of the user model."""
     user_changed(instance.pk)
+
+
+class HashedTokenAuthentication(TokenAuthentication):
+    """``Authorization: Token <key>``, as DRF's TokenAuthentication, against the keys' digests
+    (annotator.tokens): the key itself is stored nowhere."""
+
+    def authenticate_credentials(self, key: str) -> tuple[Any, Any]:
+        from annotator.models import ApiToken
+        from annotator.tokens import key_digest
+
+        token = ApiToken.objects.select_related("user").filter(digest=key_digest(key)).first()
+        if token is None:
+            raise AuthenticationFailed("Invalid token.")
+        if not token.user.is_active:
+            raise AuthenticationFailed("User inactive or deleted.")
+        return token.user, token

@@ -256,3 +256,16 @@ class ParserPrediction(models.Model):
 
     def __str__(self) -> str:
         return f"{self.parser} {self.parser_version} on item {self.item_id}"
+
+
+class ApiToken(models.Model):
+    """A user's API key, kept only as its SHA-256 digest: the key is shown once, when made, and a
+    copy of the database (a backup, the admin) gives no one a working key. annotator.tokens makes
+    and revokes them; annotator.auth.HashedTokenAuthentication reads them."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_token")
+    digest = models.CharField(max_length=64, unique=True, help_text="sha256 of the key, hex")
+    created = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"API token of user {self.user_id}"

@@ -15,24 +15,24 @@ from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.authentication import BasicAuthentication, SessionAuthentication, TokenAuthentication
-from rest_framework.authtoken.models import Token
+from rest_framework.authentication import BasicAuthentication, SessionAuthentication
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotator.tokens import token_create, token_of, token_revoke
+from annotator.auth import HashedTokenAuthentication
+from annotator.models import ApiToken
+from annotator.tokens import token_create, token_matches, token_of, token_revoke
 
 
 class TokenForm(forms.Form):
     action = forms.ChoiceField(choices=[("create", "create"), ("revoke", "revoke")])
 
 
-def _page(
-    request: HttpRequest, *, created: Token | None = None, note: str = "", status: int = 200
-) -> HttpResponse:
-    context = {"token": token_of(request.user), "created": created, "note": note}
+def _page(request: HttpRequest, *, key: str = "", note: str = "", status: int = 200) -> HttpResponse:
+    token: ApiToken | None = token_of(request.user)
+    context = {"token": token, "key": key if token_matches(token, key) else "", "note": note}
     return render(request, "annotator/tokens.html", context, status=status)
 
 
@@ -46,9 +46,7 @@ def tokens(request: HttpRequest) -> HttpResponse:
     action=create: a new key; action=revoke: the key stops working. A POST redirects to the page,
     so that reloading it neither shows the key again nor posts again (which would replace it)."""
     if request.method != "POST":
-        key = request.session.pop(SHOW_ONCE, None)
-        created = token_of(request.user) if key else None
-        return _page(request, created=created if created and created.key == key else None)
+        return _page(request, key=request.session.pop(SHOW_ONCE, None) or "")
     form = TokenForm(request.POST)
     if not form.is_valid():
         return _page(request, note="action: choose create or revoke", status=400)
@@ -81,7 +79,7 @@ class TokenApi(APIView):
 
     # Basic first: a script without a key yet logs in with username and password, and an
     # anonymous request is answered 401 with a WWW-Authenticate challenge.
-    authentication_classes = [BasicAuthentication, SessionAuthentication, TokenAuthentication]
+    authentication_classes = [BasicAuthentication, SessionAuthentication, HashedTokenAuthentication]
     permission_classes = [IsAuthenticated]
 
     @extend_schema(request=None, responses={200: TokenState, 401: NO_CREDENTIALS})

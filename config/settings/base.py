@@ -42,7 +42,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "rest_framework",
-    "rest_framework.authtoken",
+    "rest_framework.authtoken",  # only for the migration that hashed its clear keys (annotator 0006)
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -146,7 +146,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # first, so that a request without credentials is a 401 with WWW-Authenticate: Token, what
         # a script expects (sessions first would make it a 403); scripts: docs/api.md
-        "rest_framework.authentication.TokenAuthentication",
+        "annotator.auth.HashedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

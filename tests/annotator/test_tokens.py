@@ -3,10 +3,11 @@
 import base64
 import re
 
+import pytest
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
 
-from annotator.tokens import token_create
+from annotator.models import ApiToken as Token
+from annotator.tokens import key_digest, token_create
 
 
 def _key_on(page: str) -> str:
@@ -27,15 +28,15 @@ def test_the_page_creates_shows_the_key_once_replaces_and_revokes(client, annota
     page = client.get(reverse("account_tokens")).content.decode()
     assert "You have no token" in page and 'id="token-key"' not in page
     key = _key_on(_post(client, "create"))
-    assert Token.objects.get(user=annotator).key == key
+    assert Token.objects.get(user=annotator).digest == key_digest(key)
     # a reload shows the page again, not the key, and makes no new token (found by a browser
     # walkthrough: reloading re-posted the form and replaced the key just copied)
     again = client.get(reverse("account_tokens")).content.decode()
     assert key not in again and "You have a token" in again
-    assert Token.objects.get(user=annotator).key == key
+    assert Token.objects.get(user=annotator).digest == key_digest(key)
     second = _key_on(_post(client, "create"))
-    assert second != key and list(Token.objects.filter(user=annotator).values_list("key", flat=True)) == [
-        second
+    assert second != key and list(Token.objects.filter(user=annotator).values_list("digest", flat=True)) == [
+        key_digest(second)
     ]
     page = _post(client, "revoke")
     assert "Token revoked" in page and not Token.objects.filter(user=annotator).exists()
@@ -72,7 +73,9 @@ def test_a_script_gets_a_key_with_its_password_and_uses_it(client, annotator, pr
     answer = client.post(reverse("api_token"), **_basic("alice", "alice-pw"))
     assert answer.status_code == 201
     key = answer.json()["key"]
-    assert Token.objects.get(user=annotator).key == key and answer.json()["username"] == "alice"
+    assert (
+        Token.objects.get(user=annotator).digest == key_digest(key) and answer.json()["username"] == "alice"
+    )
     mine = client.get(reverse("api_assignments"), HTTP_AUTHORIZATION=f"Token {key}")
     assert (
         mine.status_code == 200
@@ -101,3 +104,47 @@ def test_a_token_of_an_inactive_user_is_refused(client, annotator):
     assert client.get(reverse("api_token"), HTTP_AUTHORIZATION=f"Token {key}").status_code == 401
     # the other APIs refuse it too
     assert client.get(reverse("api_assignments"), HTTP_AUTHORIZATION=f"Token {key}").status_code == 401
+
+
+def test_the_database_and_the_admin_hold_no_key_only_its_digest(client, annotator):
+    """Issue 24: keys were stored in clear and listed in Django's admin."""
+    key = token_create(user=annotator).key
+    row = Token.objects.get(user=annotator)
+    assert key not in str(list(Token.objects.values_list()))  # no column holds the key
+    assert row.digest == key_digest(key) and len(key) == 40
+    assert client.get(reverse("api_assignments"), HTTP_AUTHORIZATION=f"Token {key}").status_code == 200
+    assert client.get(reverse("api_assignments"), HTTP_AUTHORIZATION=f"Token {row.digest}").status_code == 401
+    from django.contrib.auth.models import User
+
+    client.force_login(User.objects.create_superuser("root", "root@example.org", "pw"))
+    listing = client.get("/admin/annotator/apitoken/").content.decode()
+    assert "alice" in listing and key not in listing and row.digest not in listing
+    assert client.get("/admin/authtoken/tokenproxy/").status_code == 404  # DRF's clear-key admin is gone
+    annotator.is_active = False
+    annotator.save()
+    from django.test import Client
+
+    assert Client().get(reverse("api_token"), HTTP_AUTHORIZATION=f"Token {key}").status_code == 401
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_hashes_the_clear_keys_and_they_go_on_working():
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+    from django.test import Client
+    from rest_framework.authtoken.models import Token as DrfToken
+
+    before = [("annotator", "0005_prediction_text_field"), ("authtoken", "0004_alter_tokenproxy_options")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    old = executor.loader.project_state(before).apps
+    user = old.get_model("auth", "User").objects.create(username="olga")
+    key = "0" * 38 + "ab"
+    old.get_model("authtoken", "Token").objects.create(key=key, user_id=user.pk)
+
+    executor = MigrationExecutor(connection)  # a fresh graph: the one above has 0006 unapplied
+    executor.migrate(executor.loader.graph.leaf_nodes())
+    assert not DrfToken.objects.exists()  # no clear key is left
+    assert Token.objects.get(user__username="olga").digest == key_digest(key)
+    answer = Client().get(reverse("api_token"), HTTP_AUTHORIZATION=f"Token {key}")
+    assert answer.status_code == 200 and answer.json()["exists"] is True
