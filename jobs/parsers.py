@@ -7,7 +7,7 @@ from typing import Any
 
 from django.conf import settings
 
-from nsmcore.parsers import BACKENDS, Parser, make_parser
+from nsmcore.parsers import BACKENDS, Parser, ParserUnavailable, make_parser
 from registry.selectors import (
     UnknownParser,
     best_parser,
@@ -18,6 +18,25 @@ from registry.selectors import (
     registered_line,
 )
 from rules.rulesets import active_rule_set
+
+
+class ModelFolderError(ValueError):
+    """A job's model folder outside NSM_MODEL_DIR; the message names the setting."""
+
+
+def inside_model_dir(value: str) -> Path:
+    """A job's model folder: relative to NSM_MODEL_DIR, and inside it. The worker writes models
+    there and loads pickled ones from there only, so a job's parameter can neither make it write
+    elsewhere nor unpickle a file someone placed elsewhere. JobError names the setting."""
+    root = Path(settings.NSM_MODEL_DIR).expanduser().resolve()
+    path = Path(value).expanduser()
+    resolved = (path if path.is_absolute() else root / path).resolve()
+    if resolved != root and root not in resolved.parents:
+        raise ModelFolderError(
+            f"{value}: model folders live inside NSM_MODEL_DIR ({root}); give a folder name there "
+            "(or a registered parser's name)"
+        )
+    return resolved
 
 
 def default_prefill() -> tuple[str, str]:
@@ -64,6 +83,12 @@ def parser_options(backend: str, model: str = "", adapter: str = "") -> dict[str
         if spec and is_spec(spec):  # a registered parser, by name: its folder, named by its spec
             found = parser_get(spec)
             return {"model": found.folder, "label": found.spec}
+        # a folder the job names is read inside NSM_MODEL_DIR only (the setting's is trusted)
+        if model:
+            try:
+                spec = str(inside_model_dir(model))
+            except ModelFolderError as error:
+                raise ParserUnavailable(str(error)) from None
         # a registered parser's folder given as a path is still that parser (one name per model)
         found = parser_for_folder(spec) if spec else None
         return {"model": spec, "label": found.spec} if found else {"model": spec}
@@ -119,6 +144,11 @@ def parser_setting_problem(backend: str, model: str = "") -> str | None:
     problem = _registry_problem(backend, model)
     if problem:
         return problem
+    if backend == "classifier" and model and not is_spec(model):  # a folder given by the job
+        try:
+            inside_model_dir(model)
+        except ModelFolderError as error:
+            return str(error)
     if backend == "classifier":
         spec = model or settings.NSM_PARSER_MODEL or _best_spec()
         if not spec:

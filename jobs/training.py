@@ -34,6 +34,7 @@ from adjudication.training import TrainingSource, labelled_texts, parse_passes, 
 from annotator.models import Item, ItemSet, Round
 from jobs.kinds import JobError, JobKind, Params, job_kind_register
 from jobs.models import Job
+from jobs.parsers import ModelFolderError, inside_model_dir
 from jobs.services import job_create, job_stopped
 from nsmcore import charts
 from nsmcore.encoder import encoder_problem
@@ -188,7 +189,7 @@ class TrainParams(Params):
 
 def output_folder(job: Job, params: TrainParams) -> Path:
     return (
-        Path(params.output_dir).expanduser()
+        inside_model_dir(params.output_dir)
         if params.output_dir
         else Path(settings.NSM_MODEL_DIR) / f"job-{job.pk}"
     )
@@ -524,7 +525,10 @@ def job_train_start(
             values["encoder"] = settings.NSM_ENCODER_MODEL
     params = TrainParams.from_json(values)
     if params.output_dir:
-        out = Path(params.output_dir).expanduser()
+        try:
+            out = inside_model_dir(params.output_dir)
+        except ModelFolderError as error:
+            raise JobError(f"train job parameter 'output_dir': {error}") from None
         if out.exists() and not out.is_dir():
             raise JobError(f"train job parameter 'output_dir': {out} is a file, not a folder")
     base = params.base_model
@@ -533,7 +537,7 @@ def job_train_start(
     if params.encoder and (problem := encoder_problem(params.encoder)):
         raise JobError(f"train job parameter 'encoder': {problem}")
     if params.output_dir:
-        owner = folder_owner(Path(params.output_dir).expanduser())
+        owner = folder_owner(out)
         if owner is not None:
             raise JobError(
                 f"train job parameter 'output_dir': {params.output_dir} holds the training data of job "

@@ -383,7 +383,10 @@ def load_classifier(folder: str | Path) -> ClassifierModel:
             f"{folder} was trained with scikit-learn {card.get('sklearn_version')}, this is "
             f"{sklearn.__version__}: retrain it (it takes seconds)"
         )
-    model_path = folder / str(card.get("model_file", MODEL_FILE))
+    name = str(card.get("model_file", MODEL_FILE))
+    if Path(name).name != name or name in ("", ".", ".."):  # the card may not send the loader elsewhere
+        raise ClassifierError(f"{card_path}: model_file must be a file name in the folder, got {name!r}")
+    model_path = folder / name
     if not model_path.is_file():
         raise ClassifierError(f"{folder} has no {model_path.name}")
     if _sha256_file(model_path) != card.get("model_sha256"):

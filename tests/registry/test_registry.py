@@ -26,10 +26,8 @@ from registry.services import RegistryError, parser_register
 
 
 def train(user, round_, tmp_path, **extra):
-    out = tmp_path / f"m{RegisteredParser.objects.count()}"
-    job = job_train_start(
-        user=user, round_=round_, method="classifier", output_dir=str(out), enqueue=False, **extra
-    )
+    extra.setdefault("output_dir", str(tmp_path / f"m{RegisteredParser.objects.count()}"))
+    job = job_train_start(user=user, round_=round_, method="classifier", enqueue=False, **extra)
     job_run(job.pk)
     job.refresh_from_db()
     assert job.status == "done", job.error
@@ -93,9 +91,13 @@ def test_an_unknown_parser_is_refused_before_a_job_exists(registered, admin_user
     for bad in ("nope", f"{name}@7", f"{name}@", f"{name}@99999999999999999999"):
         with pytest.raises(JobError, match=f"no registered parser '{bad}'; registered: {spec}"):
             job_prefill_start(user=admin_user, item_set=other, backend="classifier", model=bad, enqueue=False)
-    with pytest.raises(JobError, match="no classifier model folder at /srv/none"):
+    with pytest.raises(JobError, match="/srv/none: model folders live inside NSM_MODEL_DIR"):
         job_prefill_start(
             user=admin_user, item_set=other, backend="classifier", model="/srv/none", enqueue=False
+        )
+    with pytest.raises(JobError, match="no classifier model folder at"):  # inside, but nothing there
+        job_prefill_start(
+            user=admin_user, item_set=other, backend="classifier", model="none/here", enqueue=False
         )
     with pytest.raises(UnknownParser, match=f"registered: {spec}"):
         parser_get("nope")
@@ -350,3 +352,28 @@ def test_the_default_classifier_is_resolved_when_the_job_is_made(
     job_run(job.pk)
     job.refresh_from_db()
     assert job.status == "done" and job.engine == f"classifier:{first.spec}"  # the parser checked
+
+
+def test_jobs_write_and_load_models_only_inside_the_model_folder(gold_round, admin_user, items, tmp_path):
+    """Issue 24: an admin could make the worker write anywhere (a train job's output_dir) and
+    unpickle a model from any folder (a prefill's classifier model, a card's model_file)."""
+    from jobs.models import Job
+
+    before = Job.objects.count()
+    for outside in ("/etc/nsm", "../escape", str(tmp_path.parent / "elsewhere")):
+        with pytest.raises(JobError, match=r"output_dir': .*model folders live inside NSM_MODEL_DIR"):
+            job_train_start(user=admin_user, round_=gold_round, method="classifier", output_dir=outside)
+    other = item_set_from_items(name="to-prefill", items=items[:1])
+    with pytest.raises(JobError, match="model folders live inside NSM_MODEL_DIR"):
+        job_prefill_start(user=admin_user, item_set=other, backend="classifier", model="../x", enqueue=False)
+    assert Job.objects.count() == before
+    # a relative folder name is inside it: trained there, and loaded from there by that name
+    job = train(admin_user, gold_round, tmp_path, output_dir="mine")
+    assert (tmp_path / "mine" / "card.json").is_file() and job.summary["model"] == str(tmp_path / "mine")
+    # a card may not point the loader at a file outside its folder
+    from nsmcore.parsers.classifier import ClassifierError, load_classifier
+
+    card = json.loads((tmp_path / "mine" / "card.json").read_text())
+    (tmp_path / "mine" / "card.json").write_text(json.dumps({**card, "model_file": "../../evil.joblib"}))
+    with pytest.raises(ClassifierError, match="model_file must be a file name in the folder"):
+        load_classifier(tmp_path / "mine")
