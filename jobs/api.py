@@ -31,7 +31,7 @@ from jobs.models import Export, Job
 from jobs.prefill import MODES, job_prefill_start
 from jobs.raw_export import FORMATS
 from jobs.selectors import legality_report
-from jobs.services import JobConflict, job_cancel, job_queue, job_resume
+from jobs.services import QUEUE_DOWN, JobConflict, job_cancel, job_queue, job_resume
 from jobs.training import METHODS, TrainParams
 from nsmcore.parsers import BACKENDS
 
@@ -302,14 +302,32 @@ def _conflict(conflict: JobConflict) -> Response:
     return Response({"detail": str(conflict), "job": conflict.job.pk}, status=status.HTTP_409_CONFLICT)
 
 
+#: seconds a client is told to wait before trying again when the job queue cannot be reached
+QUEUE_RETRY_AFTER = 30
+QUEUE_UNAVAILABLE = {503: OpenApiResponse(description="the job queue (broker) cannot be reached; retry")}
+
+
 def _created(request: Request, job: Job) -> Response:
+    """201 with the job; 503 naming the broker when it could not be handed to the worker (the job
+    is kept, failed with the reason, and can be resumed once the queue is back)."""
+    job.refresh_from_db()  # sending it (on commit) may have failed it since it was made
+    if job.status == Job.Status.FAILED and job.error.startswith(QUEUE_DOWN):
+        body = {
+            "detail": f"{job.error}; job #{job.pk} is kept: resume it when the queue is back",
+            "job": job.pk,
+        }
+        return Response(
+            body, status=status.HTTP_503_SERVICE_UNAVAILABLE, headers={"Retry-After": str(QUEUE_RETRY_AFTER)}
+        )
     return Response(JobOut(job, context={"request": request}).data, status=status.HTTP_201_CREATED)
 
 
 class PrefillStart(APIView):
     permission_classes = [IsAuthenticated & IsAdmin]
 
-    @extend_schema(request=PrefillIn, responses={201: JobOut, **BAD, **DENIED, **CONFLICT})
+    @extend_schema(
+        request=PrefillIn, responses={201: JobOut, **BAD, **DENIED, **CONFLICT, **QUEUE_UNAVAILABLE}
+    )
     def post(self, request: Request) -> Response:
         data = PrefillIn(data=request.data)
         data.is_valid(raise_exception=True)
@@ -352,7 +370,7 @@ class _FormStart(APIView):
         return _created(request, job)
 
 
-_STARTED = {201: JobOut, **BAD, **DENIED, **CONFLICT}
+_STARTED = {201: JobOut, **BAD, **DENIED, **CONFLICT, **QUEUE_UNAVAILABLE}
 
 
 @extend_schema(request=VerifyIn, responses=_STARTED)

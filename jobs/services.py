@@ -58,6 +58,10 @@ def job_create(
     return job
 
 
+#: how a job that could not be sent to the broker is failed (the API answers 503 with it)
+QUEUE_DOWN = "the job queue cannot be reached"
+
+
 def job_enqueue(*, job: Job) -> None:
     """Send the job to the broker. A broker that cannot be reached fails the job, with the reason."""
     # by name: jobs.tasks imports this module (the task is registered when the app is ready)
@@ -67,7 +71,7 @@ def job_enqueue(*, job: Job) -> None:
         result = current_app.tasks["jobs.run_job"].apply_async((job.pk,), queue=job_queue(job))
     except Exception as error:  # kombu raises several kinds; the job must not stay queued forever
         log.exception("could not enqueue job %s", job.pk)
-        _finish(job.pk, Job.Status.FAILED, f"the job queue cannot be reached: {error}", from_=("queued",))
+        _finish(job.pk, Job.Status.FAILED, f"{QUEUE_DOWN}: {error}", from_=("queued",))
         return
     Job.objects.filter(pk=job.pk).update(task_id=str(result.id or "")[:64])
 

@@ -302,3 +302,33 @@ def test_a_prefill_whose_backend_has_nothing_to_run_is_refused_before_a_job_exis
     if body["backend"] == "transformers":
         given = {"item_set": prefilled_round.item_set.pk, **body, "model": "some-org/some-model"}
         assert api.post_json("api_job_prefill", given).status_code == 201
+
+
+@pytest.mark.django_db(transaction=True)  # as in production: the job is sent when its row commits
+def test_a_job_started_while_the_queue_is_down_is_a_503_naming_it_and_is_kept(api, gold_round, monkeypatch):
+    """Issue 24: with the broker down the API answered 201 "queued" for a job already failed."""
+    from celery import current_app
+    from kombu.exceptions import OperationalError
+
+    def down(*args, **kwargs):
+        raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(current_app.tasks["jobs.run_job"], "apply_async", down)
+    response = api.post(
+        "/api/jobs/prefill/", {"round": gold_round.pk, "backend": "lexical"}, content_type="application/json"
+    )
+    assert response.status_code == 503 and response["Retry-After"] == "30"
+    body = response.json()
+    job = Job.objects.get(pk=body["job"])
+    assert "the job queue cannot be reached" in body["detail"] and "Connection refused" in body["detail"]
+    assert (job.status, job.error.startswith("the job queue cannot be reached")) == ("failed", True)
+    # a form-started kind answers the same
+    response = api.post(
+        "/api/jobs/train/", {"round": gold_round.pk, "method": "classifier"}, content_type="application/json"
+    )
+    assert response.status_code == 503 and Job.objects.get(pk=response.json()["job"]).status == "failed"
+    # once the queue is back, the kept job resumes
+    monkeypatch.undo()
+    assert api.post(f"/api/jobs/{job.pk}/resume/").status_code == 200
+    job.refresh_from_db()
+    assert job.status in ("queued", "running", "done")
