@@ -138,7 +138,7 @@ class GoldChange(models.Model):
     at = models.DateTimeField(auto_now_add=True)
     before = models.JSONField(null=True, blank=True)
     after = models.JSONField()
-    why = models.CharField(max_length=300)
+    why = models.TextField()  # the form and the API take up to 5,000 characters
 
     class Meta:
         ordering = ["at", "id"]

@@ -121,6 +121,20 @@ def test_an_adjudicator_resolves_an_item(openapi, api, adjudicator, opened):
     assert change.who == adjudicator and change.why == "the writer acts"
 
 
+def test_a_long_why_is_kept_whole_in_the_audit_trail(api, adjudicator, opened):
+    """Issue 24: the form and the API take 5,000 characters but the column held 300, so a long
+    why was a 500 on PostgreSQL (this suite runs there too: tests/integration/test_postgres.py)."""
+    gold = opened["t1-0"]
+    api.force_login(adjudicator)
+    version = api.get(reverse("api_gold_item", args=[gold.round_id, gold.item_id])).json()["version"]
+    why = "the writer says plainly that she did it herself, " * 90  # 4,500 characters
+    response = api.post(
+        _resolve_url(gold), {"values": {"agency": "i"}, "why": why, "base_version": version}, format="json"
+    )
+    assert response.status_code == 200, response.content[:500]
+    assert GoldChange.objects.filter(gold=gold).last().why == why.strip()
+
+
 def test_a_resolve_leaving_a_slot_unresolved_names_the_values_field(openapi, api, adjudicator, opened):
     """Found by an API walkthrough: the 400 said only {"detail": ...}."""
     gold = opened["t1-0"]  # agency is disputed, so unresolved
