@@ -16,10 +16,10 @@ from django.core.validators import RegexValidator
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema_field
 from rest_framework import serializers, status
-from rest_framework.parsers import JSONParser
 from rest_framework.permissions import SAFE_METHODS, BasePermission, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from adjudication.gold import (
@@ -55,7 +55,7 @@ AdjudicatorsAndAdmins = HasRole(
 
 class _View(APIView):
     permission_classes = [IsAuthenticated, ReadsForAdjudicatorsAndAdmins]
-    parser_classes = [JSONParser]
+    parser_classes = api_settings.DEFAULT_PARSER_CLASSES[:1]  # JSON only (config.parsers)
 
 
 # Strict input fields: JSON's types as the schema states them ---------------------------------------

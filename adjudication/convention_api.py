@@ -12,10 +12,10 @@ from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import generics, serializers, status
-from rest_framework.parsers import JSONParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 
 from adjudication.analytics import item_texts, round_analysis
 from adjudication.api_common import (
@@ -195,7 +195,7 @@ class ConventionList(generics.ListAPIView):
     """Every convention, every version (filter by round, status, slot); POST proposes one."""
 
     permission_classes = [IsAuthenticated, ReadsForAdjudicatorsAndAdmins]
-    parser_classes = [JSONParser]
+    parser_classes = api_settings.DEFAULT_PARSER_CLASSES[:1]  # JSON only (config.parsers)
     serializer_class = ConventionOut
     filterset_class = ConventionFilter
 

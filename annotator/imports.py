@@ -22,6 +22,7 @@ from django.db import IntegrityError, transaction
 
 from annotator.models import Item
 from annotator.queries import items_copy, items_insert_many
+from nsmcore import jsonio
 from nsmcore.baselines import APPRAISALS  # the corpus's 21 rating columns, one home
 from rules.rulesets import active_rule_set
 
@@ -166,11 +167,14 @@ def _records(data: str, fmt: str, problems: list[ImportProblem]) -> Iterable[tup
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = jsonio.loads(line)
         except json.JSONDecodeError as error:
             problems.append(
                 ImportProblem(number, "", f"malformed JSON: {error.msg} (character {error.colno})")
             )
+            continue
+        except jsonio.JSONTooComplex as error:
+            problems.append(ImportProblem(number, "", str(error)))
             continue
         if not isinstance(obj, dict):
             problems.append(ImportProblem(number, "", "expected a JSON object"))

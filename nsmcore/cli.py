@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import Iterator
 from typing import IO, Any
 
+from nsmcore import jsonio
 from nsmcore.counterfactual import counterfactual, counterfactual_text, read_pair
 from nsmcore.evaluation import evaluate, report_text, route_items
 from nsmcore.evaluation_report import EvaluationError
@@ -56,9 +57,12 @@ def read_jsonl(stream: IO[str] | IO[bytes], name: str) -> Iterator[tuple[int, An
         if not line.strip():
             continue
         try:
-            yield number, json.loads(line)
+            obj = jsonio.loads(line)
         except json.JSONDecodeError as error:
             raise InputError(f"{name}:{number}: malformed JSON: {error.msg} (column {error.colno})") from None
+        except jsonio.JSONTooComplex as error:
+            raise InputError(f"{name}:{number}: {error}") from None
+        yield number, obj
 
 
 def _split_kept(obj: Any, keep: list[str]) -> tuple[dict[str, Any], Any]:

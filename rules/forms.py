@@ -10,6 +10,7 @@ from typing import Any
 from django import forms
 
 import nsmcore
+from nsmcore import jsonio
 from nsmcore.schema import SLOTS
 
 MAX_FILE_BYTES = 1_000_000
@@ -84,7 +85,9 @@ class UploadRulesForm(ProposalFields):
         if upload.size > MAX_FILE_BYTES:
             raise forms.ValidationError(f"{upload.name}: {upload.size:,} bytes; at most {MAX_FILE_BYTES:,}")
         try:
-            document = json.loads(upload.read().decode("utf-8"))
+            document = jsonio.loads(upload.read().decode("utf-8"))
+        except jsonio.JSONTooComplex as error:
+            raise forms.ValidationError(f"{upload.name}: {error}") from None
         except UnicodeDecodeError:
             raise forms.ValidationError(f"{upload.name}: not UTF-8 text") from None
         except json.JSONDecodeError as error:

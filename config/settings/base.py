@@ -143,6 +143,12 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
 
 REST_FRAMEWORK = {
+    # JSON through nsmcore.jsonio: a body nested too deeply or with a too long number is a 400
+    "DEFAULT_PARSER_CLASSES": [
+        "config.parsers.SafeJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # first, so that a request without credentials is a 401 with WWW-Authenticate: Token, what
         # a script expects (sessions first would make it a 403); scripts: docs/api.md

@@ -10,6 +10,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from adjudication.rule_revisions import RevisionError, revision_activate, revision_propose
+from nsmcore import jsonio
 from nsmcore.mapper import RuleSetError
 from rules.models import RuleSetActivation, RuleSetVersion
 from rules.rulesets import ensure_initial_version
@@ -68,7 +69,9 @@ class Command(BaseCommand):
 
     def _propose(self, path: Path, name: str, note: str, pilot: str, **o: Any) -> None:
         try:
-            document = json.loads(path.read_text("utf-8"))
+            document = jsonio.loads(path.read_text("utf-8"))
+        except jsonio.JSONTooComplex as error:
+            raise _bad(f"{path}: {error}") from None
         except FileNotFoundError:
             raise _bad(f"{path}: no such file") from None
         except (OSError, UnicodeDecodeError) as error:
