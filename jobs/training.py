@@ -27,19 +27,18 @@ from typing import Any
 
 from django.conf import settings
 from django.utils.html import format_html
-from django.utils.text import slugify
 
 from adjudication.gold import gold_sync
 from adjudication.training import TrainingSource, labelled_texts, parse_passes, training_data
-from annotator.models import Item, ItemSet, Round
+from annotator.models import ItemSet, Round
 from jobs.kinds import JobError, JobKind, Params, job_kind_register
 from jobs.models import Job
 from jobs.parsers import ModelFolderError, inside_model_dir
 from jobs.services import job_create, job_stopped
+from jobs.training_registry import register_trained
 from nsmcore import charts
 from nsmcore.encoder import encoder_problem
 from nsmcore.lora import LoraError, LoraSettings, last_checkpoint, train_lora
-from nsmcore.parsers import trained_item_ids
 from nsmcore.parsers.base import ParserUnavailable
 from nsmcore.parsers.classifier import (
     CARD_FILE,
@@ -62,8 +61,7 @@ from nsmcore.training_data import (
     write_atomic,
     write_training,
 )
-from registry.models import RegisteredParser
-from registry.services import RegistryError, check_name, parser_register, validation_of
+from registry.services import RegistryError, check_name
 from rules.rulesets import active_rule_set
 
 TRAIN = "train"
@@ -329,47 +327,6 @@ def run_classifier(
         engine_version=parser.version[:100],
     )
     return True
-
-
-def register_trained(
-    job: Job, params: TrainParams, out: Path, card: dict[str, Any], backend: str = "classifier"
-) -> Any:
-    """The trained parser as the next version of its registry name (a resumed job that already
-    registered updates its own version instead of taking another). A LoRA adapter registers as
-    the transformers backend, its folder the adapter (its base is named in its config)."""
-    written = f"classifier:{out}" if backend == "classifier" else f"transformers:{params.base_model}+{out}"
-    trained = qualified_ids(job, params, trained_item_ids(written) or frozenset())
-    mine = RegisteredParser.objects.filter(job_id=job.pk).first()
-    if mine is not None:
-        accuracy, held = validation_of(card)
-        RegisteredParser.objects.filter(pk=mine.pk).update(
-            folder=str(out.resolve()), card=card, trained_on=trained, trained_count=len(trained),
-            validation_accuracy=accuracy, validation_texts=held,
-        )  # fmt: skip
-        mine.refresh_from_db()
-        return mine
-    name = params.parser_name or default_parser_name(job, params)
-    try:
-        return parser_register(
-            name=name, backend=backend, folder=out, card=card, trained_on=trained,
-            user=job.created_by, job_id=job.pk,
-        )  # fmt: skip
-    except RegistryError as error:
-        raise JobError(str(error)) from None
-
-
-def qualified_ids(job: Job, params: TrainParams, ids: frozenset[str]) -> list[list[str]]:
-    """The trained-on corpus ids as [source, source_id] pairs: items are unique by both, and two
-    corpora may share an id. Read from the items of the job's scope and of ``labels_from``."""
-    labels = ItemSet.objects.filter(name=params.labels_from).values_list("pk", flat=True)
-    sets = [job.item_set_id, *labels]
-    pairs = Item.objects.filter(item_sets__in=[s for s in sets if s], source_id__in=ids)
-    return sorted({(source, sid) for source, sid in pairs.values_list("source", "source_id")})
-
-
-def default_parser_name(job: Job, params: TrainParams) -> str:
-    scope = job.round.name if job.round_id else job.item_set.name
-    return (f"{params.method}-" + (slugify(scope) or "data"))[:63]
 
 
 def labelled_for(
