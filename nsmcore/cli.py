@@ -253,24 +253,22 @@ def cmd_train_classifier(args: argparse.Namespace, out: IO[str]) -> int:
     return 0
 
 
-def _gap(value: str) -> float | str:
-    if value == "auto":
-        return value
-    try:
-        return float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is neither a number of nats nor 'auto'") from None
+def _number_or_auto(what: str) -> Any:
+    """An argparse type: 'auto' or a number (``what`` names the number in the refusal)."""
+
+    def parse(value: str) -> float | str:
+        if value == "auto":
+            return value
+        try:
+            return float(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{value!r} is neither {what} nor 'auto'") from None
+
+    return parse
 
 
-def _share(value: str) -> float | str:
-    if value == "auto":
-        return value
-    try:
-        return float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{value!r} is neither a number between 0 and 1 nor 'auto'"
-        ) from None
+_gap = _number_or_auto("a number of nats")
+_share = _number_or_auto("a number between 0 and 1")
 
 
 def _labelled_texts(path: str) -> list[Any]:
