@@ -17,6 +17,7 @@ cache under the pass's data version, the rule set hash and the options.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -198,6 +199,18 @@ def _explication(values: Mapping[str, Any], residue: str, notes: str) -> dict[st
     }
 
 
+def label_distribution(raw_output: str) -> dict[str, float] | None:
+    """A prediction's own label distribution, from the raw output of a parser that decodes inside
+    the rules (nsmcore.decoding: ``label_mass``); None for one that has none (lexical, servers)."""
+    if not raw_output or not raw_output.startswith("{"):
+        return None
+    try:
+        found = json.loads(raw_output).get("label_mass")
+    except (ValueError, AttributeError):
+        return None
+    return found if isinstance(found, dict) else None
+
+
 def pass_items(round_: Round, p: EvalPass, item_set: ItemSet | None = None) -> list[dict[str, Any]]:
     """The pass's items as nsmcore.evaluation reads them (explication, reference label, id,
     flags), in item order; restricted to ``item_set``'s items when given."""
@@ -229,14 +242,18 @@ def pass_items(round_: Round, p: EvalPass, item_set: ItemSet | None = None) -> l
         rows = (
             read_from(ParserPrediction.objects.filter(parser=p.name, item__in=scope), round_.text_field)
             .order_by("item_id", "-created_at", "-id")
-            .values_list("item_id", "item__source_id", "item__reference_label", "explication")
+            .values_list("item_id", "item__source_id", "item__reference_label", "explication", "raw_output")
         )
         seen: set[int] = set()
-        for item_id, source_id, label, explication in rows:
+        for item_id, source_id, label, explication, raw in rows:
             if item_id in seen:  # an older version's prediction
                 continue
             seen.add(item_id)
-            out.append({"id": source_id, "reference_label": label, "explication": explication})
+            item = {"id": source_id, "reference_label": label, "explication": explication}
+            distribution = label_distribution(raw)
+            if distribution is not None:  # scored beside the mapper's schemes when every item has one
+                item["label_distribution"] = distribution
+            out.append(item)
     else:
         construals = (
             GoldConstrual.objects.filter(

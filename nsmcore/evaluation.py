@@ -67,7 +67,7 @@ from nsmcore.mapper import (
     route_codes,
 )
 from nsmcore.schema import SLOT_NAMES, SLOTS, Explication, canonical_value
-from nsmcore.scoring import SCHEMES, score_masks
+from nsmcore.scoring import SCHEMES, score_distributions, score_masks
 
 ROUTED = 0
 # abstention type -> its code in RoutedItems.types (0 is routed)
@@ -99,6 +99,9 @@ class RoutedItems:
     residue: np.ndarray
     flags: tuple[tuple[str, ...], ...] = ()
     ids: tuple[Any, ...] = ()
+    #: (n, K) the parser's own label distribution per item (rows over the rule set's emotions),
+    #: when every item came with one (``label_distribution``); scored beside the mapper's schemes
+    distributions: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.gold)
@@ -152,6 +155,7 @@ def route_items(items: Iterable[Mapping[str, Any]], rule_set: RuleSet | None = N
             raise EvaluationError(str(error), position) from None
         objs.append(item["explication"])
         ids.append(item_id)
+    distributions = _distributions(items, labels)
     routings = route_batch(objs, rule_set)
     n = len(objs)
     masks = np.zeros(n, dtype=np.uint64)
@@ -185,7 +189,31 @@ def route_items(items: Iterable[Mapping[str, Any]], rule_set: RuleSet | None = N
         residue,
         tuple(flags),
         tuple(ids),
+        distributions,
     )
+
+
+def _distributions(items: list[Mapping[str, Any]], labels: Sequence[str]) -> np.ndarray | None:
+    """The items' ``label_distribution`` (label -> probability; other keys, such as the
+    abstention's mass, are left out and each row renormalised over ``labels``) as an (n, K)
+    array; None unless every item has one. A row of no mass is uniform; a negative or non-number
+    probability raises EvaluationError naming the item."""
+    if not items or not all(isinstance(item.get("label_distribution"), Mapping) for item in items):
+        return None
+    out = np.zeros((len(items), len(labels)))
+    for i, item in enumerate(items):
+        given = item["label_distribution"]
+        for k, label in enumerate(labels):
+            value = given.get(label, 0.0)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+                raise EvaluationError(
+                    f"{_where(i, item.get('id'))}: label_distribution[{label!r}] = {value!r} is not a "
+                    "probability", i,
+                )  # fmt: skip
+            out[i, k] = value
+        total = out[i].sum()
+        out[i] = out[i] / total if total > 0 else 1.0 / len(labels)
+    return out
 
 
 def routed_from_codes(
@@ -421,6 +449,11 @@ def evaluate(
         tuple(
             score_masks(routed.masks, gold, abstained, labels, scheme=s, decay=decay, alpha=alpha)
             for s in SCHEMES
+        )
+        + (
+            (score_distributions(routed.distributions, routed.masks, gold, abstained, labels),)
+            if routed.distributions is not None
+            else ()
         ),
     )
 

@@ -145,6 +145,29 @@ def score_masks(
     return _summarise(p, members, rows.reshape(-1), gold, labels, scheme)
 
 
+#: the scheme name of a parser's own label distribution (nsmcore.decoding's region masses)
+PARSER_SCHEME = "parser's own distribution"
+
+
+def score_distributions(
+    p: np.ndarray, masks: np.ndarray, gold: np.ndarray, abstained: np.ndarray, labels: Sequence[str]
+) -> DistributionalScore:
+    """A parser's own label distribution per item ((n, K) rows over ``labels``, each summing to 1,
+    e.g. the region masses of joint decoding), scored like the mapper's schemes: NLL and Brier of
+    the reference label, top-1 and top-3 (ties by priority), with the fired set (none for an
+    abstained item) for coverage and set accuracy. A reference label given probability 0 counts
+    at 1e-12, so one certain miss does not make the mean infinite."""
+    p = np.asarray(p, dtype=np.float64)
+    if p.ndim != 2 or p.shape[1] != len(labels) or len(p) != len(gold):
+        raise ValueError(f"expected ({len(gold)}, {len(labels)}) distributions, got {p.shape}")
+    masks = np.where(np.asarray(abstained, dtype=bool), np.uint64(0), np.asarray(masks, dtype=np.uint64))
+    bits = (masks[:, None] >> np.arange(len(labels), dtype=np.uint64)) & np.uint64(1)
+    return _summarise(
+        np.maximum(p, 1e-12), bits.astype(bool), np.arange(len(p)), np.asarray(gold, np.int64), labels,
+        PARSER_SCHEME,
+    )  # fmt: skip
+
+
 def _summarise(
     p: np.ndarray,
     members: np.ndarray,

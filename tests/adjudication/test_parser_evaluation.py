@@ -476,3 +476,23 @@ def test_predictions_read_from_the_other_text_are_not_scored(adjudicator_client,
     registered = _registered("clf-gen", ["t1"], {"h1": GUILT})
     ParserPrediction.objects.filter(parser=registered.parser_name).update(text_field=Round.TEXT_GENERATED)
     assert registered.spec not in [p.spec for p in registered_curve(round_, heldout(), active_rule_set())]
+
+
+def test_the_page_scores_a_parsers_own_label_distribution_when_its_predictions_carry_one(
+    adjudicator_client, round_
+):
+    page = adjudicator_client.get(url(round_, "pass=parser:clf&orders=10")).content.decode()
+    assert "own distribution" not in page  # the fixture's predictions carry none
+    raw = json.dumps({"decoding": "joint", "label_mass": {"guilt": 0.6, "shame": 0.4}})
+    by_id = {i.source_id: i for i in Item.objects.filter(source="pe-test")}
+    for sid, explication in PARSER.items():  # a newer version of the parser, with distributions
+        ParserPrediction.objects.create(
+            item=by_id[sid], parser="clf", parser_version="v3", explication=explication, raw_output=raw,
+            legal=explication is not None and sid != "h3",
+        )  # fmt: skip
+    page = adjudicator_client.get(url(round_, "pass=parser:clf&orders=10")).content.decode()
+    row = page.split("own distribution</td>")[1].split("</tr>")[0]
+    assert row.count('<td class="num">') == 6
+    doc = adjudicator_client.get(f"/api/rounds/{round_.pk}/evaluation/?pass=parser:clf&orders=10").json()
+    schemes = [s["scheme"] for s in doc["distributional"]["scores"]]
+    assert schemes[-1] == "parser's own distribution"

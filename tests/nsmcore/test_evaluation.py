@@ -280,3 +280,40 @@ def test_json_objects_explications_and_aliases_encode_alike():
     assert routed.codes[0].tolist() == routed.codes[1].tolist() == list(pride.codes())
     assert routed.residue.tolist() == [False, False]  # a blank residue is no residue
     assert routed.winners.tolist() == [LABELS.index("pride")] * 2
+
+
+def test_a_parsers_own_label_distribution_is_scored_beside_the_mappers_schemes():
+    """Issue 23: joint decoding stores each prediction's label distribution; the suite scores it."""
+    rules = load_rule_set()
+    pride = {s.name: s.default for s in SLOTS} | {
+        "trigger": "someone-did-something", "agency": "i", "realization": "happened",
+        "evaluation": "feel-good", "eval_target": "self",
+    }  # fmt: skip
+    assert route(pride).label == "pride"
+    items = [
+        {"id": "a", "reference_label": "pride", "explication": pride,
+         "label_distribution": {"pride": 0.5, "joy": 0.25, "abstain": 0.25}},
+        {"id": "b", "reference_label": "joy", "explication": pride,
+         "label_distribution": {"pride": 0.9, "joy": 0.1}},
+    ]  # fmt: skip
+    report = evaluate(route_items(items, rules), tier="eval", pass_name="p", orders=0)
+    own = next(s for s in report.distributional.scores if s.scheme == "parser's own distribution")
+    # renormalised over the rule emotions: a gives pride 2/3 and joy 1/3; b gives joy 0.1
+    assert own.n == 2
+    assert own.nll == pytest.approx((-math.log(2 / 3) - math.log(0.1)) / 2)
+    brier_a = (2 / 3 - 1) ** 2 + (1 / 3) ** 2
+    brier_b = 0.9**2 + (0.1 - 1) ** 2
+    assert own.brier == pytest.approx((brier_a + brier_b) / 2)
+    assert (own.top1, own.top3) == (0.5, 1.0)
+    # without a distribution on every item, there is no such row; a bad one is named
+    del items[1]["label_distribution"]
+    schemes = [
+        s.scheme
+        for s in evaluate(
+            route_items(items, rules), tier="eval", pass_name="p", orders=0
+        ).distributional.scores
+    ]
+    assert "parser's own distribution" not in schemes
+    items[1]["label_distribution"] = {"joy": -1}
+    with pytest.raises(EvaluationError, match=r"item 2 \(id 'b'\): label_distribution\['joy'\] = -1"):
+        route_items(items, rules)
