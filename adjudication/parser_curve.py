@@ -78,25 +78,32 @@ def registered_curve(round_: Round, scope: ItemSet, rule_set: RuleSet) -> list[C
     ]
     if not parsers:
         return []
-    versions = tuple(predictions_version(round_, p.parser_name, scope) for p in parsers)
-    parts = (round_.pk, scope.pk, tuple(p.pk for p in parsers), versions, rule_set.content_hash)
+    # one version over all of their predictions (and the gold, the sets, the eval tier)
+    version = predictions_version(round_, [p.parser_name for p in parsers], scope)
+    parts = (round_.pk, scope.pk, tuple(p.pk for p in parsers), version, rule_set.content_hash)
     key = "nsm:parser-curve:" + hashlib.sha256(repr(parts).encode()).hexdigest()
     found = cache.get(key)
     if found is None:
-        found = [_point(round_, scope, held_ids, p, rule_set) for p in parsers]
+        gold = resolved_gold(round_, held_ids)
+        labels = dict(Item.objects.filter(id__in=held_ids).values_list("id", "reference_label"))
+        found = [_point(round_, scope, held_ids, gold, labels, p, rule_set) for p in parsers]
         cache.set(key, found, CACHE_SECONDS)
     return found
 
 
 def _point(
-    round_: Round, scope: ItemSet, held_ids: list[int], parser: RegisteredParser, rule_set: RuleSet
+    round_: Round,
+    scope: ItemSet,
+    held_ids: list[int],
+    gold: dict[int, Any],
+    labels: dict[int, str],
+    parser: RegisteredParser,
+    rule_set: RuleSet,
 ) -> CurvePoint:
     try:
         refuse_training_items(parser.parser_name, scope)
     except EvaluationRequestError as error:
         return CurvePoint(parser.spec, parser.parser_name, parser.trained_count, 0, None, None, str(error))
-    gold = resolved_gold(round_, held_ids)
-    labels = dict(Item.objects.filter(id__in=held_ids).values_list("id", "reference_label"))
     predicted = newest_predictions(parser.parser_name, held_ids, round_.text_field)
     # as parser-vs-gold scores the label: only items with a reference label
     scored = [i for i in held_ids if i in gold and i in predicted and labels.get(i)]

@@ -184,11 +184,12 @@ def _membership(item_set: ItemSet) -> tuple[int, int | None]:
     return agg["n"], agg["top"]
 
 
-def predictions_version(round_: Round, parser: str, scope: ItemSet) -> tuple[Any, ...]:
-    """Changes whenever a figure may: the parser's predictions for the held-out items, the
-    round's gold, the membership of the two item sets and of the eval tier."""
+def predictions_version(round_: Round, parser: str | Sequence[str], scope: ItemSet) -> tuple[Any, ...]:
+    """Changes whenever a figure may: the parser's (or parsers') predictions for the held-out
+    items, the round's gold, the membership of the two item sets and of the eval tier."""
+    names = [parser] if isinstance(parser, str) else list(parser)
     predictions = read_from(
-        ParserPrediction.objects.filter(parser=parser, item__in=Item.objects.filter(item_sets=scope)),
+        ParserPrediction.objects.filter(parser__in=names, item__in=Item.objects.filter(item_sets=scope)),
         round_.text_field,
     )
     agg = predictions.aggregate(n=Count("id"), last=Max("created_at"), top=Max("id"))

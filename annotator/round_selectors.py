@@ -12,7 +12,7 @@ from django.db.models import Count, Q, QuerySet
 
 from annotator.models import Assignment, ItemSet, ParserPrediction, Round
 from annotator.roles import ANNOTATOR
-from annotator.selectors import Progress
+from annotator.selectors import Progress, read_from
 
 
 def prefilled_seen(*, annotator_ids: Iterable[int], item_ids: Iterable[int]) -> set[tuple[int, int]]:
@@ -61,9 +61,7 @@ def parser_coverage(item_set: ItemSet, text_field: str = "") -> list[ParserCover
     with ``text_field``, only predictions read from that field (or from an unrecorded one): those
     a round showing that field prefills from."""
     size = item_set.members.count()
-    rows = ParserPrediction.objects.filter(item__item_sets=item_set, legal=True)
-    if text_field:
-        rows = rows.filter(text_field__in=(text_field, ""))
+    rows = read_from(ParserPrediction.objects.filter(item__item_sets=item_set, legal=True), text_field)
     rows = rows.values("parser").annotate(covered=Count("item", distinct=True)).order_by("-covered", "parser")
     return [ParserCoverage(r["parser"], r["covered"], size) for r in rows]
 

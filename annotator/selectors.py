@@ -44,9 +44,7 @@ def predicted_explication(
     """The newest legal explication of one parser for an item, or None; with ``text_field``, only
     predictions read from that field (or from an unrecorded one)."""
     item_id = getattr(item_id_or_item, "pk", item_id_or_item)
-    found = ParserPrediction.objects.filter(item_id=item_id, parser=parser, legal=True)
-    if text_field:
-        found = found.filter(text_field__in=(text_field, ""))
+    found = read_from(ParserPrediction.objects.filter(item_id=item_id, parser=parser, legal=True), text_field)
     return found.order_by("-created_at").values_list("explication", flat=True).first()
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from django.conf import settings
 
 from nsmcore.parsers import BACKENDS, Parser, ParserUnavailable, make_parser
+from registry.models import RegisteredParser
 from registry.selectors import (
     UnknownParser,
     best_parser,
@@ -79,7 +80,7 @@ def parser_options(backend: str, model: str = "", adapter: str = "") -> dict[str
             "batch_size": settings.NSM_PARSER_BATCH_SIZE,
         }
     if backend == "classifier":
-        spec = model or settings.NSM_PARSER_MODEL or _best_spec()
+        spec = resolved_model(backend, model)
         if spec and is_spec(spec):  # a registered parser, by name: its folder, named by its spec
             found = parser_get(spec)
             return {"model": found.folder, "label": found.spec}
@@ -105,29 +106,31 @@ def parser_options(backend: str, model: str = "", adapter: str = "") -> dict[str
     return {}
 
 
-def _registered(model: str, backend: str) -> Any:
-    """The registered parser of that backend a job's model names (NAME or NAME@VERSION), or None
-    (a hub name such as ``gpt2`` is a name too: only a registered one counts; an unknown version
-    of a registered name is refused by parser_setting_problem before a job exists)."""
+def _lookup(model: str) -> Any:
+    """The registered parser a job's model names (NAME or NAME@VERSION); the refusal's text for
+    an unknown version of a registered name; None when it names none (a path, or a hub name
+    such as ``gpt2``: only a registered name counts)."""
     if not model or not is_spec(model):
         return None
     try:
-        found = parser_get(model)
-    except UnknownParser:
-        return None
-    return found if found.backend == backend else None
+        return parser_get(model)
+    except UnknownParser as error:
+        return str(error)
+
+
+def _registered(model: str, backend: str) -> Any:
+    """The registered parser of that backend a job's model names, or None."""
+    found = _lookup(model)
+    return found if isinstance(found, RegisteredParser) and found.backend == backend else None
 
 
 def _registry_problem(backend: str, model: str) -> str | None:
-    """Why a model naming a registered parser (NAME, NAME@VERSION) cannot run on ``backend``: an
-    unknown version of a registered name, or a parser of another backend."""
-    if not model or not is_spec(model):
-        return None
-    try:
-        found = parser_get(model)
-    except UnknownParser as error:
-        return str(error)
-    if found.backend != backend:
+    """Why a model naming a registered parser cannot run on ``backend``: an unknown version of a
+    registered name, or a parser of another backend."""
+    found = _lookup(model)
+    if isinstance(found, str):
+        return found
+    if found is not None and found.backend != backend:
         return f"{found.spec} is a {found.backend} parser: choose the backend {found.backend} for it"
     return None
 
@@ -150,7 +153,7 @@ def parser_setting_problem(backend: str, model: str = "") -> str | None:
         except ModelFolderError as error:
             return str(error)
     if backend == "classifier":
-        spec = model or settings.NSM_PARSER_MODEL or _best_spec()
+        spec = resolved_model(backend, model)
         if not spec:
             return "no model given: choose a registered parser (Parsers page) or set NSM_PARSER_MODEL"
         if (Path(spec).expanduser() / "card.json").is_file():

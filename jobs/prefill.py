@@ -134,7 +134,7 @@ def run_prefill(job: Job, params: PrefillParams) -> bool:
     )
     have = mine | others
     todo = [i for i in item_ids if i not in have]
-    Job.objects.filter(pk=job.pk).update(skipped=len(others - mine), done=len(have), legal=0, illegal=0)
+    Job.objects.filter(pk=job.pk).update(skipped=len(others), done=len(have), legal=0, illegal=0)
 
     size = max(1, settings.NSM_JOB_BATCH_SIZE)
     for start in range(0, len(todo), size):
@@ -162,7 +162,7 @@ def run_prefill(job: Job, params: PrefillParams) -> bool:
         legal = sum(r.legal for r in results)
         with transaction.atomic():
             if params.overwrite:  # another job's reading of these items gives way to this one's
-                existing.filter(item_id__in=batch).exclude(job_id=job.pk).delete()
+                existing.filter(item_id__in=batch).delete()
             ParserPrediction.objects.bulk_create(rows, ignore_conflicts=True)
             Job.objects.filter(pk=job.pk).update(
                 done=F("done") + len(batch),

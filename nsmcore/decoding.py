@@ -261,7 +261,7 @@ def decode(
     explication when the best routed one is more than that many nats less likely;
     ``abstain_below`` keeps the best explication no rule routes when the chosen label's
     ``confidence`` is below it."""
-    lattice = lattice or RuleLattice()
+    lattice = lattice or rule_lattice()
     arrays, n = _check_scores(logp)
     arrays = normalise(arrays)
     if label_prior is not None:

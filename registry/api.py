@@ -27,7 +27,10 @@ class ParserOut(serializers.ModelSerializer):
         allow_null=True,
         help_text="routed accuracy on labelled texts held back from its training; null: none held back",
     )
-    best = serializers.SerializerMethodField(help_text="whether a prefill with no parser chosen uses it")
+    best = serializers.SerializerMethodField(
+        help_text="whether it is the best registered parser: the one a prefill with no parser chosen uses, "
+        "unless the settings name a classifier (NSM_PARSER_BACKEND=classifier, NSM_PARSER_MODEL)",
+    )
 
     class Meta:
         model = RegisteredParser

@@ -56,6 +56,18 @@ def result_from_object(obj: Any, raw_output: str, seconds: float = 0.0) -> Parse
     return ParseResult(explication if not problems else None, raw_output, tuple(problems), seconds)
 
 
+def decoded_result(decoded: Any, seconds: float | None, **kept: Any) -> ParseResult:
+    """The result of a joint decoding (nsmcore.decoding.Decoded): its values as the explication,
+    and in the raw output the decoding (label, label mass, posteriors, confidence), the values and
+    whatever else the backend keeps (``kept``); ``extra["decoded"]`` holds the decoding too."""
+    summary = decoded.as_dict()
+    raw = json.dumps(
+        {"decoding": "joint", **summary, "values": decoded.values, **kept}, separators=(",", ":")
+    )
+    result = result_from_object(decoded.values, raw, seconds)
+    return ParseResult(result.explication, raw, result.errors, seconds, extra={"decoded": summary})
+
+
 def result_from_text(raw_output: str, seconds: float = 0.0) -> ParseResult:
     """Read a model's text reply as JSON (the first {...} object in it) and check it."""
     obj = extract_json_object(raw_output)

@@ -32,7 +32,14 @@ import numpy as np
 
 from nsmcore.decoding import decode, rule_lattice, rules_tag
 from nsmcore.mapper import RuleSet
-from nsmcore.parsers.base import Parser, ParseResult, ParserUnavailable, Timer, result_from_object
+from nsmcore.parsers.base import (
+    Parser,
+    ParseResult,
+    ParserUnavailable,
+    Timer,
+    decoded_result,
+    result_from_object,
+)
 from nsmcore.schema import SLOT_NAMES, SLOTS, ExplicationError, parse_slots
 
 FORMAT = "nsm-classifier-parser"
@@ -479,11 +486,4 @@ class ClassifierParser(Parser):
             return results
         decoded = self.model.decode(texts, rule_set=self.rule_set)
         seconds = timer.per_item(len(texts))
-        results = []
-        for d in decoded:
-            raw = json.dumps({"decoding": "joint", **d.as_dict(), "values": d.values}, separators=(",", ":"))
-            result = result_from_object(d.values, raw, seconds)
-            results.append(
-                ParseResult(result.explication, raw, result.errors, seconds, extra={"decoded": d.as_dict()})
-            )
-        return results
+        return [decoded_result(d, seconds) for d in decoded]

@@ -62,22 +62,16 @@ def _check_options(options: Mapping[str, Any]) -> dict[str, Any]:
     iterations = chosen["iterations"]
     if isinstance(iterations, bool) or not isinstance(iterations, int) or not 0 <= iterations <= 20:
         raise ClassifierError(f"option iterations must be a whole number from 0 to 20, got {iterations!r}")
-    gap = chosen["abstain_gap"]
-    if (
-        gap is not None
-        and gap != "auto"
-        and (isinstance(gap, bool) or not isinstance(gap, int | float) or gap < 0)
+    # the abstention thresholds: None (never), "auto" (chosen on held-back labels) or a number
+    for key, ok, what in (
+        ("abstain_gap", lambda x: x >= 0, "a number >= 0"),
+        ("abstain_below", lambda x: 0 < x < 1, "a number between 0 and 1"),
     ):
-        raise ClassifierError(f"option abstain_gap must be null, 'auto' or a number >= 0, got {gap!r}")
-    below = chosen["abstain_below"]
-    if (
-        below is not None
-        and below != "auto"
-        and (isinstance(below, bool) or not isinstance(below, int | float) or not 0 < below < 1)
-    ):
-        raise ClassifierError(
-            f"option abstain_below must be null, 'auto' or a number between 0 and 1, got {below!r}"
-        )
+        value = chosen[key]
+        if value is None or value == "auto":
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or not ok(value):
+            raise ClassifierError(f"option {key} must be null, 'auto' or {what}, got {value!r}")
     if not isinstance(chosen["encoder"], str):
         raise ClassifierError(f"option encoder must be a model name or folder, got {chosen['encoder']!r}")
     return chosen
@@ -177,18 +171,19 @@ def _fit_label_head(matrix: Any, labels: list[str], chosen: dict[str, Any], seed
     features as the slots (the black-box baseline's model, on this parser's features). None when
     the labelled texts show one label only: a head that knows one label would force it on every
     text, so there is none (the card's sources say so)."""
-    from sklearn.linear_model import LogisticRegression
-
     if len(set(labels)) < 2:
         return None
-    model = LogisticRegression(
-        C=float(chosen["C"]),
-        class_weight="balanced",
-        max_iter=int(chosen["max_iter"]),
-        solver=chosen["solver"],
-        random_state=seed,
-    )
-    return model.fit(matrix, labels)
+    return _logistic(chosen, seed, class_weight="balanced").fit(matrix, labels)
+
+
+def _logistic(chosen: dict[str, Any], seed: int, **extra: Any) -> Any:
+    """The logistic regression every head of the parser uses, with the chosen C and solver."""
+    from sklearn.linear_model import LogisticRegression
+
+    return LogisticRegression(
+        C=float(chosen["C"]), max_iter=int(chosen["max_iter"]), solver=chosen["solver"], random_state=seed,
+        **extra,
+    )  # fmt: skip
 
 
 def _calibrate(
@@ -283,7 +278,6 @@ def _fit_slots(
     value with posterior mass (how scikit-learn fits soft labels). Balanced class weights apply
     to the gold rows; a soft row carries its posterior times ``weight``."""
     import scipy.sparse as sp
-    from sklearn.linear_model import LogisticRegression
 
     slots: dict[str, Any] = {}
     counts: dict[str, dict[str, int]] = {}
@@ -302,9 +296,7 @@ def _fit_slots(
         if len(set(y)) == 1:
             slots[slot.name] = y[0]
             continue
-        model = LogisticRegression(
-            C=float(chosen["C"]), max_iter=int(chosen["max_iter"]), solver=chosen["solver"], random_state=seed
-        )
+        model = _logistic(chosen, seed)
         model.fit(X, y, sample_weight=weights)
         slots[slot.name] = model
     return slots, counts

@@ -42,7 +42,14 @@ from pathlib import Path
 from typing import Any
 
 from nsmcore.decoding import rules_tag
-from nsmcore.parsers.base import Parser, ParseResult, ParserUnavailable, Timer, result_from_object
+from nsmcore.parsers.base import (
+    Parser,
+    ParseResult,
+    ParserUnavailable,
+    Timer,
+    decoded_result,
+    result_from_object,
+)
 from nsmcore.parsers.prompt import PROMPT_VERSION, slot_prefix, slot_suffix
 from nsmcore.schema import SLOTS
 
@@ -280,25 +287,18 @@ class TransformersParser(Parser):
 
         from nsmcore.decoding import decode, rule_lattice
 
-        arrays = []
-        for slot in SLOTS:
-            table = np.array([[sc[slot.name][v] for v in slot.values] for sc in scores], dtype=np.float64)
-            arrays.append(table - np.logaddexp.reduce(table, axis=1, keepdims=True))
+        # the mean log-likelihoods as scores: decode() takes their softmax per slot
+        arrays = [np.array([[sc[slot.name][v] for v in slot.values] for sc in scores]) for slot in SLOTS]
         decoded = decode(arrays, lattice=rule_lattice(self.rule_set))
-        results = []
-        for d, c, sc in zip(decoded, chosen, scores, strict=True):
-            raw = json.dumps(
-                {
-                    "decoding": "joint", **d.as_dict(), "values": d.values, "greedy": c,
-                    "mean_logprob": {s: {v: round(x, 4) for v, x in dd.items()} for s, dd in sc.items()},
-                },
-                separators=(",", ":"),
-            )  # fmt: skip
-            result = result_from_object(d.values, raw, seconds)
-            results.append(
-                ParseResult(result.explication, raw, result.errors, seconds, extra={"decoded": d.as_dict()})
+        return [
+            decoded_result(
+                d,
+                seconds,
+                greedy=c,
+                mean_logprob={s: {v: round(x, 4) for v, x in dd.items()} for s, dd in sc.items()},
             )
-        return results
+            for d, c, sc in zip(decoded, chosen, scores, strict=True)
+        ]
 
     def score_candidates(self, suffix_ids: list[list[int]], values: list[list[int]]) -> list[list[float]]:
         """Mean log-probability of every candidate value after every text's prompt: ``[text][value]``.
