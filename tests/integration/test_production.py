@@ -100,8 +100,16 @@ class Server:
                 child.kill()
 
 
+def cmdline(process: psutil.Process) -> str:
+    """The command line, or "" for a process that has just ended (a short-lived helper)."""
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:
+        return ""
+
+
 def cmdlines(processes: list[psutil.Process]) -> list[str]:
-    return [" ".join(p.cmdline()) for p in processes]
+    return [cmdline(p) for p in processes]
 
 
 def assert_all_gone(processes: list[psutil.Process]) -> None:
@@ -132,6 +140,13 @@ def test_serve_answers_pages_and_static_files_with_debug_off_and_sigterm_stops_b
         assert body == (ROOT / "static" / "css" / "app.css").read_bytes()
         assert "max-age=315360000" in headers["Cache-Control"] and "immutable" in headers["Cache-Control"]
 
+        # the API answers JSON, also to a browser: no browsable API in production
+        browser = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+        status, headers, body = get(f"{base}/api/items/", {"Accept": browser})
+        assert status == 401 and headers["Content-Type"] == "application/json", (status, headers)
+        status, headers, _ = get(f"{base}/accounts/login/")
+        assert "script-src 'self'" in headers["Content-Security-Policy"]
+
         status, _, body = get(f"{base}/no-such-page/")
         assert status == 404
         assert b"<h1>Not found</h1>" in body  # templates/404.html, inside the site's layout
@@ -150,17 +165,22 @@ def test_serve_answers_pages_and_static_files_with_debug_off_and_sigterm_stops_b
         server.stop()
 
 
-def test_when_the_worker_dies_serve_stops_gunicorn_and_exits_non_zero(prod):
+def test_when_gunicorn_dies_serve_stops_the_worker_and_exits_non_zero(prod):
+    """The web server is not restarted (its own master restarts its workers): a dead master means
+    something is wrong with the deployment, and the process manager must hear of it. A dead job
+    worker is started again instead (tests/integration/test_site_faults.py)."""
     port = free_port()
     server = Server(prod, "serve", "--bind", f"127.0.0.1:{port}", "--workers", "1", "--no-collectstatic")
     try:
         server.wait_for(f"http://127.0.0.1:{port}/accounts/login/", ready="ready.")
         children = server.children()
-        (worker,) = [p for p in children if "celery" in " ".join(p.cmdline())]
-        worker.kill()
+        (master,) = [p for p in children if "gunicorn" in cmdline(p) and p.ppid() == server.process.pid]
+        worker = [p for p in children if "celery" in cmdline(p)]
+        master.kill()
         assert server.process.wait(timeout=30) == 1, server.log()[-3000:]
-        assert_all_gone(children)
-        assert "worker exited with status -9; stopping the others" in server.log()
+        assert worker
+        assert_all_gone(worker)
+        assert "gunicorn exited with status -9; stopping the others" in server.log()
     finally:
         server.stop()
 

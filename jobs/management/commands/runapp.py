@@ -45,6 +45,7 @@ class Command(BaseCommand):
             {"web": web, "worker": worker},
             env={**os.environ, "DJANGO_SETTINGS_MODULE": settings_module},
             grace=10,
+            restart={"worker"},
             write=lambda line: (self.stdout.write(line), self.stdout.flush()),
         )
         if code:

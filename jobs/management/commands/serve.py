@@ -109,6 +109,7 @@ class Command(BaseCommand):
             {"gunicorn": web, "worker": worker},
             env=env,
             grace=options["grace"] + 5,
+            restart={"worker"},
             write=lambda line: (self.stdout.write(line), self.stdout.flush()),
         )
         if code:

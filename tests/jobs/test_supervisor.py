@@ -1,0 +1,99 @@
+"""jobs.supervisor.supervise with real child processes (small Python programs): a child named in
+``restart`` that exits is started again after a backoff that doubles; any other child that exits
+stops the rest. The served deployment is tested end to end in tests/integration/test_site_faults.py."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+
+import pytest
+
+from jobs import supervisor
+
+SLEEP = [sys.executable, "-c", "import time; time.sleep(120)"]
+
+
+def crash_after(seconds: float, marker) -> list[str]:
+    """A child that records each start in ``marker`` and exits with status 3 after ``seconds``."""
+    record = f"open({str(marker)!r}, 'a').write('start\\n')"
+    code = f"import time; {record}; time.sleep({seconds}); raise SystemExit(3)"
+    return [sys.executable, "-c", code]
+
+
+def stop_after(seconds: float) -> threading.Timer:
+    """SIGTERM to this process (the supervisor) after ``seconds``, as a process manager would."""
+    timer = threading.Timer(seconds, lambda: os.kill(os.getpid(), signal.SIGTERM))
+    timer.start()
+    return timer
+
+
+@pytest.fixture
+def fast_backoff(monkeypatch):
+    monkeypatch.setattr(supervisor, "BACKOFF_FIRST", 0.2)
+    monkeypatch.setattr(supervisor, "BACKOFF_MAX", 0.8)
+
+
+def test_a_restartable_child_is_started_again_with_a_doubling_backoff(tmp_path, fast_backoff):
+    marker = tmp_path / "starts"
+    lines: list[str] = []
+    timer = stop_after(6)
+    try:
+        code = supervisor.supervise(
+            {"web": SLEEP, "worker": crash_after(0.1, marker)},
+            env=dict(os.environ),
+            grace=5,
+            restart={"worker"},
+            write=lines.append,
+        )
+    finally:
+        timer.cancel()
+    assert code == 0  # stopped by the signal, not by the crashing worker
+    waits = [line.split("again in ")[1] for line in lines if "starting it again" in line]
+    assert waits[:4] == ["0.2 s", "0.4 s", "0.8 s", "0.8 s"]  # doubling, then capped
+    starts = marker.read_text().count("start")
+    assert starts >= 4 and starts == sum(line.startswith("worker started") for line in lines)
+    assert "worker exited with status 3; starting it again in 0.2 s" in lines
+    assert not any("web exited" in line for line in lines)
+    assert "SIGTERM received; stopping web, worker" in lines
+
+
+def test_a_child_not_named_in_restart_stops_the_others(tmp_path, fast_backoff):
+    marker = tmp_path / "starts"
+    lines: list[str] = []
+    started = time.monotonic()
+    code = supervisor.supervise(
+        {"web": crash_after(0.3, marker), "worker": SLEEP},
+        env=dict(os.environ),
+        grace=5,
+        restart={"worker"},
+        write=lines.append,
+    )
+    assert code == 1
+    assert "web exited with status 3; stopping the others" in lines
+    assert marker.read_text().count("start") == 1
+    assert time.monotonic() - started < 30  # the sleeping worker was stopped, not waited for
+
+
+def test_the_backoff_starts_again_from_the_first_wait_after_a_long_run(tmp_path, monkeypatch):
+    monkeypatch.setattr(supervisor, "BACKOFF_FIRST", 0.2)
+    monkeypatch.setattr(supervisor, "BACKOFF_MAX", 10.0)
+    monkeypatch.setattr(supervisor, "BACKOFF_RESET_AFTER", 0.5)  # a run of 0.6 s counts as long
+    marker = tmp_path / "starts"
+    lines: list[str] = []
+    timer = stop_after(4)
+    try:
+        supervisor.supervise(
+            {"worker": crash_after(0.6, marker)},
+            env=dict(os.environ),
+            grace=5,
+            restart={"worker"},
+            write=lines.append,
+        )
+    finally:
+        timer.cancel()
+    waits = [line.split("again in ")[1] for line in lines if "starting it again" in line]
+    assert len(waits) >= 3 and set(waits) == {"0.2 s"}  # never doubled: each run lasted long enough
