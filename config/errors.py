@@ -3,10 +3,17 @@ the API gives (``{"detail": ...}``, config/schema.py documents it), not the site
 
 from __future__ import annotations
 
+import sys
+import threading
+import time
+from collections.abc import Callable
+
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
+from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connections
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.views import defaults
 
 API_PREFIX = "/api/"
@@ -40,3 +47,85 @@ def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     if request.path.startswith(API_PREFIX):
         return JsonResponse({"detail": f"CSRF Failed: {reason}"}, status=403)
     return render(request, "403_csrf.html", {"reason": reason}, status=403)
+
+
+# After the database failed a request, this process answers 503 at once instead of letting each
+# request wait out the connection pool's timeout again (NSM_DB_POOL_TIMEOUT, 10 s): at most every
+# PROBE_SECONDS one request tries to connect directly, with a one-second timeout, and the first that
+# gets through lifts the hold. So during an outage the first request of each web process waits the
+# pool's timeout and the others answer at once; once the database is back, within PROBE_SECONDS.
+PROBE_SECONDS = 0.5
+RETRY_AFTER_SECONDS = 5
+_outage = {"down": False, "probe_at": 0.0}
+_outage_lock = threading.Lock()
+
+
+def database_unavailable(request: HttpRequest) -> HttpResponse:
+    """503 with Retry-After: JSON under /api/, a plain page elsewhere. Rendered without the
+    request's context (no user, no session: both would ask the database that is down)."""
+    if request.path.startswith(API_PREFIX):
+        response: HttpResponse = JsonResponse(
+            {"detail": "the database is not answering; nothing was saved, try again in a few seconds"},
+            status=503,
+        )
+    else:
+        response = HttpResponse(render_to_string("503.html"), status=503)
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """An uncaught exception. The database not answering (PostgreSQL stopped, the pool's timeout
+    passed, SQLite locked) is not the site's fault and passes: a 503 the client may retry, and a
+    hold during which DatabaseOutage answers the same at once. Anything else: a 500, in JSON under
+    /api/."""
+    error = sys.exc_info()[1]
+    if isinstance(error, (OperationalError, InterfaceError)):
+        with _outage_lock:
+            _outage["down"] = True
+            _outage["probe_at"] = time.monotonic()  # the next request may try at once
+        return database_unavailable(request)
+    if request.path.startswith(API_PREFIX):
+        return JsonResponse({"detail": "server error"}, status=500)
+    return defaults.server_error(request)
+
+
+def database_answers() -> bool:
+    """Whether a new connection to the default database opens and answers within a second, made
+    directly (not through the pool, whose wait is what the hold avoids)."""
+    connection = connections[DEFAULT_DB_ALIAS]
+    try:
+        if connection.vendor == "postgresql":
+            import psycopg
+
+            params = connection.get_connection_params()
+            keep = ("dbname", "user", "password", "host", "port", "sslmode", "sslrootcert", "service")
+            with psycopg.connect(**{k: params[k] for k in keep if params.get(k)}, connect_timeout=1) as probe:
+                probe.execute("SELECT 1")
+        else:
+            with connection.get_new_connection(connection.get_connection_params()) as probe:
+                probe.execute("SELECT 1")
+            probe.close()
+    except Exception:  # whatever stops a connection (refused, timeout, auth, locked) means not yet
+        return False
+    return True
+
+
+class DatabaseOutage:
+    """While a recent request found the database down (server_error), answers 503 at once, letting
+    one request in PROBE_SECONDS try a direct connection that lifts the hold when it succeeds."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if _outage["down"]:
+            now = time.monotonic()
+            with _outage_lock:
+                probe = now >= _outage["probe_at"]
+                if probe:
+                    _outage["probe_at"] = now + PROBE_SECONDS
+            if not (probe and database_answers()):
+                return database_unavailable(request)
+            _outage["down"] = False
+        return self.get_response(request)

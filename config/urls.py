@@ -4,10 +4,11 @@ from django.templatetags.static import static
 from django.urls import include, path
 from django.utils.functional import lazy
 from django.views.generic import RedirectView
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 handler404 = "config.errors.not_found"  # JSON under /api/, the site's page elsewhere
 handler400 = "config.errors.bad_request"  # likewise
+handler500 = "config.errors.server_error"  # the database down: 503 with Retry-After
 
 urlpatterns = [
     path("", include("annotator.urls")),
@@ -19,7 +20,8 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api_schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api_schema"), name="api_docs"),
+    # the split view serves Swagger UI's start-up script as a file: no inline script (the CSP)
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api_schema"), name="api_docs"),
     path("admin/", admin.site.urls),
     # browsers ask for /favicon.ico whatever the page says (downloads, JSON, the API browser);
     # lazy: with the manifest storage of production the hashed name exists only after collectstatic

@@ -1,7 +1,15 @@
 """A refused or missing page keeps the site around its reader: the menu, the reason and a way on,
 not a bare '403 Forbidden'."""
 
+import time
+
+import pytest
+from django.db import connection
+from django.db.utils import OperationalError
+from django.test import Client
 from django.urls import reverse
+
+from config import errors
 
 
 def test_a_refused_page_says_who_it_is_for_inside_the_site(client, annotator):
@@ -14,11 +22,18 @@ def test_a_refused_page_says_who_it_is_for_inside_the_site(client, annotator):
     assert f'href="{reverse("home")}"' in page and "alice" in page
 
 
-def test_an_adjudicator_page_refused_to_an_outsider_names_the_roles(client, outsider):
-    client.force_login(outsider)
+def test_an_adjudicator_page_refused_to_an_annotator_names_the_roles(client, annotator):
+    client.force_login(annotator)
     response = client.get(reverse("adjudicate"))
     assert response.status_code == 403
     assert "This page is for: adjudicator, admin." in response.content.decode()
+
+
+def test_a_page_refused_to_a_user_without_a_role_says_why(client, outsider):
+    client.force_login(outsider)
+    response = client.get(reverse("adjudicate"))
+    assert response.status_code == 403
+    assert "You have no role in this project, so only Home is open to you." in response.content.decode()
 
 
 def test_a_missing_page_is_a_page_of_the_site(client, annotator):
@@ -110,3 +125,82 @@ def test_a_live_preview_after_logging_out_says_the_session_ended_not_the_login_p
     assert response.status_code == 200
     page = response.content.decode()
     assert 'id="session-ended"' in page and "<form" not in page and "<html" not in page
+
+
+class Outage:
+    """Every query fails, while ``down``, as it does when PostgreSQL is stopped (or the pool's
+    wait ran out); ``tries`` counts the queries asked for meanwhile and ``probes`` the direct
+    connections DatabaseOutage tried."""
+
+    def __init__(self, monkeypatch):
+        self.down = False
+        self.tries = 0
+        self.probes = 0
+        original = connection.cursor
+
+        def cursor(*args, **kwargs):
+            if self.down:
+                self.tries += 1
+                raise OperationalError(
+                    "connection to server at 127.0.0.1, port 5432 failed: Connection refused"
+                )
+            return original(*args, **kwargs)
+
+        def database_answers():
+            self.probes += 1
+            return not self.down
+
+        monkeypatch.setattr(connection, "cursor", cursor)
+        monkeypatch.setattr(errors, "database_answers", database_answers)
+        monkeypatch.setattr(errors, "PROBE_SECONDS", 0.3)
+
+
+@pytest.fixture
+def outage(monkeypatch):
+    yield Outage(monkeypatch)
+    errors._outage["down"] = False
+
+
+@pytest.mark.parametrize("path", ["/api/items/", "/"])
+def test_the_database_down_answers_503_with_retry_after_at_once_then_recovers(path, adjudicator, outage):
+    client = Client(raise_request_exception=False)
+    client.force_login(adjudicator)  # the session is written before the database goes away
+    outage.down = True
+    response = client.get(path)
+    assert response.status_code == 503
+    assert response["Retry-After"] == str(errors.RETRY_AFTER_SECONDS)
+    if path.startswith("/api/"):
+        assert response["Content-Type"] == "application/json"
+        assert response.json()["detail"].startswith("the database is not answering")
+    else:
+        assert "The database is not answering" in response.content.decode()
+    tried = outage.tries
+    assert tried >= 1 and outage.probes == 0
+    # from now on a request does not wait on the pool: one direct probe, which fails, then 503
+    again = client.get(path)
+    assert again.status_code == 503 and again["Retry-After"] == response["Retry-After"]
+    assert (outage.tries, outage.probes) == (tried, 1)
+    outage.down = False
+    assert client.get(path).status_code == 503  # the next probe is not due yet: no connection tried
+    assert outage.probes == 1
+    time.sleep(0.35)
+    assert client.get(path).status_code == 200  # the probe gets through and lifts the hold
+    assert outage.probes == 2 and errors._outage["down"] is False
+
+
+def test_any_other_server_error_is_still_a_500_in_the_api_s_shape(adjudicator, monkeypatch):
+    from annotator import api
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug")
+
+    client = Client(raise_request_exception=False)
+    client.force_login(adjudicator)
+    monkeypatch.setattr(api.ItemList, "get", broken)
+    response = client.get("/api/items/")
+    assert response.status_code == 500 and response.json() == {"detail": "server error"}
+    assert errors._outage["down"] is False  # a bug is not an outage: the next request is served
+
+
+def test_the_probe_connects_to_the_real_database():
+    assert errors.database_answers() is True
