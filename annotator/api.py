@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 
 from annotator.filters import AssignmentFilter, ItemFilter
 from annotator.models import FLAGS, SLOT_FIELDS, Annotation, AnnotationRevision, Assignment, Item
-from annotator.roles import ADJUDICATOR, ADMIN, HasRole
+from annotator.roles import ADJUDICATOR, ADMIN, HasRole, IsMember
 from annotator.selectors import assignment_for_user, prefill_of, prefills_for
 from annotator.services import (
     TEXT_MAX_CHARS,
@@ -132,7 +132,7 @@ class MyAssignments(generics.ListAPIView):
     """The requesting annotator's assignments: the item text as the round shows it, never the
     reference label; the parser prefill only in prefilled rounds."""
 
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsMember]
     serializer_class = AssignmentOut
     filterset_class = AssignmentFilter  # ?round=<name or id>&status=<pending|done|skipped>
 
@@ -151,7 +151,7 @@ class MyAssignments(generics.ListAPIView):
 
 
 class MyAssignment(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsMember]
 
     @extend_schema(responses=AssignmentOut)
     def get(self, request: Request, pk: int) -> Response:
@@ -210,7 +210,7 @@ def _printable(name: str) -> str:
 
 
 class AnnotationSubmit(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsMember]
 
     @extend_schema(
         request=AnnotationIn,
@@ -267,7 +267,7 @@ class RevisionOut(serializers.ModelSerializer):
 
 
 class AnnotationHistory(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsMember]
 
     @extend_schema(responses=RevisionOut(many=True))
     def get(self, request: Request, pk: int) -> Response:

@@ -1,5 +1,5 @@
 from django.apps import AppConfig
-from django.db.models.signals import post_delete, post_migrate, post_save
+from django.db.models.signals import m2m_changed, post_delete, post_migrate, post_save
 
 
 def _forget_cached_versions(**kwargs) -> None:
@@ -20,8 +20,11 @@ class AnnotatorConfig(AppConfig):
         post_migrate.connect(_forget_cached_versions, sender=self, dispatch_uid="annotator-forget-cache")
         from django.contrib.auth import get_user_model
 
-        from annotator.auth import forget_saved_user
+        from annotator.auth import forget_regrouped_users, forget_saved_user
 
         user = get_user_model()
         post_save.connect(forget_saved_user, sender=user, dispatch_uid="annotator-forget-saved-user")
         post_delete.connect(forget_saved_user, sender=user, dispatch_uid="annotator-forget-deleted-user")
+        m2m_changed.connect(
+            forget_regrouped_users, sender=user.groups.through, dispatch_uid="annotator-regrouped"
+        )

@@ -18,6 +18,8 @@ from django.db import transaction
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 
+from annotator.roles import roles_cache_key
+
 USER_SECONDS = 300
 
 
@@ -42,15 +44,33 @@ class CachedModelBackend(ModelBackend):
 
 
 def user_changed(user_id: Any) -> None:
-    """Forget the cached user now and again after commit, so that no request caches the row as
-    it was between the write and its commit (as annotator.versions.round_changed)."""
-    cache.delete(_key(user_id))
-    transaction.on_commit(lambda: cache.delete(_key(user_id)))
+    """Forget the cached user and roles now and again after commit, so that no request caches the
+    row as it was between the write and its commit (as annotator.versions.round_changed)."""
+    keys = [_key(user_id), roles_cache_key(user_id)]
+    cache.delete_many(keys)
+    transaction.on_commit(lambda: cache.delete_many(keys))
 
 
 def forget_saved_user(sender: Any, instance: Any, **kwargs: Any) -> None:
     """post_save and post_delete of the user model."""
     user_changed(instance.pk)
+
+
+def forget_regrouped_users(
+    sender: Any, instance: Any, action: str, reverse: bool, pk_set: Any, **kwargs: Any
+) -> None:
+    """m2m_changed of the users' groups, from either side (``user.groups.add``, or
+    ``group.user_set.clear()`` in the admin): each user concerned has other roles now."""
+    if not reverse:
+        if action.startswith("post_"):
+            user_changed(instance.pk)
+        return
+    if action == "pre_clear":
+        pk_set = set(instance.user_set.values_list("pk", flat=True))
+    elif not action.startswith("post_") or action == "post_clear":
+        return
+    for user_id in pk_set or ():
+        user_changed(user_id)
 
 
 class HashedTokenAuthentication(TokenAuthentication):

@@ -1,4 +1,9 @@
-"""The three roles, kept as auth groups so that admins manage them in the Django admin."""
+"""The three roles, kept as auth groups so that admins manage them in the Django admin.
+
+No role, no access: a signed-in user without any role (a new account, or one whose roles were
+all taken away) reaches only the home page, which says so, and logging out (RoleRequired for the
+pages, IsMember for the API); what they were assigned stays, unread and unchanged, until an admin
+gives a role back."""
 
 from __future__ import annotations
 
@@ -6,7 +11,9 @@ from functools import wraps
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.contrib.auth.views import redirect_to_login
+from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
 from rest_framework.permissions import BasePermission
 
 ANNOTATOR = "annotator"
@@ -15,16 +22,31 @@ ADMIN = "admin"
 ROLES: tuple[str, ...] = (ANNOTATOR, ADJUDICATOR, ADMIN)
 
 
+# how long a user's roles are kept in the cache; every change through the app, the admin or a
+# command forgets them at once (annotator.auth.user_changed, on the groups' m2m_changed)
+ROLES_SECONDS = 300
+
+
+def roles_cache_key(user_id: object) -> str:
+    return f"auth-roles:{user_id}"
+
+
 def user_roles(user: AbstractBaseUser | AnonymousUser) -> frozenset[str]:
-    """The roles of a user; a superuser is an admin whatever their groups."""
+    """The roles of a user; a superuser is an admin whatever their groups. Read once per request
+    object, from the cache before the database: every page and API request asks (RoleRequired,
+    IsMember), and the groups' query was one of the few an API request made."""
     if not user.is_authenticated:
         return frozenset()
     cached = getattr(user, "_nsm_roles", None)
     if cached is None:
-        names = set(user.groups.filter(name__in=ROLES).values_list("name", flat=True))
-        if user.is_superuser:
-            names.add(ADMIN)
-        cached = frozenset(names)
+        key = roles_cache_key(user.pk)
+        cached = cache.get(key)
+        if cached is None:
+            names = set(user.groups.filter(name__in=ROLES).values_list("name", flat=True))
+            if user.is_superuser:
+                names.add(ADMIN)
+            cached = frozenset(names)
+            cache.set(key, cached, timeout=ROLES_SECONDS)
         user._nsm_roles = cached
     return cached
 
@@ -62,3 +84,39 @@ def HasRole(*roles: str, message: str) -> type[BasePermission]:
     _HasRole.message = message
     _HasRole.__name__ = _HasRole.__qualname__ = f"HasRole({', '.join(roles)})"
     return _HasRole
+
+
+NO_ROLE = "you have no role in this project, so only Home is open to you"
+
+
+class IsMember(BasePermission):
+    """The API's default permission (REST_FRAMEWORK): signed in, with at least one role."""
+
+    message = NO_ROLE
+
+    def has_permission(self, request, view) -> bool:
+        return bool(request.user and request.user.is_authenticated and user_roles(request.user))
+
+
+# the pages a user without a role may still open: home (it tells them why) and logging out
+OPEN_WITHOUT_ROLE = frozenset({"home", "logout", "login"})
+
+
+class RoleRequired:
+    """Middleware: a signed-in user without a role gets 403 on every page but OPEN_WITHOUT_ROLE.
+    The API (IsMember) and the Django admin (its own is_staff rule) decide for themselves."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_view(self, request: HttpRequest, view_func, view_args, view_kwargs) -> HttpResponse | None:
+        if request.path.startswith(("/api/", "/admin/")) or not request.user.is_authenticated:
+            return None
+        if request.resolver_match and request.resolver_match.url_name in OPEN_WITHOUT_ROLE:
+            return None
+        if user_roles(request.user):
+            return None
+        raise PermissionDenied(NO_ROLE)

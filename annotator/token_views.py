@@ -16,13 +16,13 @@ from django.views.decorators.cache import never_cache
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.authentication import BasicAuthentication, SessionAuthentication
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotator.auth import HashedTokenAuthentication
 from annotator.models import ApiToken
+from annotator.roles import IsMember
 from annotator.tokens import token_create, token_matches, token_of, token_revoke
 
 
@@ -80,7 +80,7 @@ class TokenApi(APIView):
     # Basic first: a script without a key yet logs in with username and password, and an
     # anonymous request is answered 401 with a WWW-Authenticate challenge.
     authentication_classes = [BasicAuthentication, SessionAuthentication, HashedTokenAuthentication]
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsMember]
 
     @extend_schema(request=None, responses={200: TokenState, 401: NO_CREDENTIALS})
     def get(self, request: Request) -> Response:

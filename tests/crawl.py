@@ -35,11 +35,11 @@ def links(html: str, base: str) -> list[str]:
 
 
 def crawl(
-    client, seeds: list[str], *, area: tuple[str, ...]
+    client, seeds: list[str], *, area: tuple[str, ...], pages: dict[str, str] | None = None
 ) -> tuple[dict[str, int], list[tuple[str, str, int]]]:
     """Open the seeds and every page under ``area`` they link to (recursively), check the status
     of every other internal link once, and return each URL's status and every (page, link, status)
-    where the link answered 403."""
+    where the link answered 403. ``pages``, if given, receives each crawled page's HTML by URL."""
     status: dict[str, int] = {}
     edges: list[tuple[str, str]] = []
     queue = list(seeds)
@@ -54,6 +54,8 @@ def crawl(
         if response.status_code != 200 or not html or path.startswith(NOT_CRAWLED):
             continue
         if path.startswith(area) or url in seeds:
+            if pages is not None:
+                pages[url] = response.content.decode()
             for link in links(response.content.decode(), url):
                 edges.append((url, link))
                 link_path = urlsplit(link).path

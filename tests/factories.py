@@ -27,3 +27,11 @@ def make_items(n_copies: int = 1) -> list[Item]:
             lines.append(json.dumps(row))
     items_import(data="\n".join(lines), fmt="jsonl", source="test")
     return list(Item.objects.filter(source="test").order_by("id"))
+
+
+def login_request():
+    """The request a login form sends: django-axes (annotator.login_limits) counts failures per
+    address, so ``authenticate`` needs one (the login page always passes it)."""
+    from django.test import RequestFactory
+
+    return RequestFactory().post("/accounts/login/")

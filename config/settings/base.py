@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 from kombu import Exchange, Queue
@@ -48,6 +49,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_htmx",
     "rules",
+    "axes",  # login throttling (annotator.login_limits)
     "annotator",
     "registry",
     "verification",
@@ -57,15 +59,37 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "config.errors.DatabaseOutage",  # the database just failed: 503 at once, not the pool's timeout
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "config.middleware.LostPostNotice",  # a form sent after the session ended: the login page says so
+    "annotator.roles.RoleRequired",  # no role, no access (the API: annotator.roles.IsMember)
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",  # a locked-out login: annotator.login_limits.locked_out
+    "csp.middleware.CSPMiddleware",  # the Content-Security-Policy header below
 ]
+
+# Content-Security-Policy (django-csp), in every environment so that a page breaking it shows in
+# development and in the browser tests: scripts, styles and connections from this site only, no
+# inline script or style (htmx's own styles are in app.css; the API docs load their script from a
+# file: SpectacularSwaggerSplitView), nothing may frame the site.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
@@ -125,7 +149,22 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 # Django's ModelBackend, with the session's user read from the cache (annotator.auth says why).
-AUTHENTICATION_BACKENDS = ["annotator.auth.CachedModelBackend"]
+# django-axes first: a locked-out address or account is refused before any password is hashed.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "annotator.auth.CachedModelBackend"]
+
+# Login throttling (annotator.login_limits says how and why)
+AXES_FAILURE_LIMIT = env_int("NSM_LOGIN_FAILURES", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("NSM_LOGIN_LOCKOUT_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = ["ip_address", "username"]  # either one: an address, or an account
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "annotator.login_limits.client_address"
+AXES_LOCKOUT_CALLABLE = "annotator.login_limits.locked_out"
+AXES_VERBOSE = False
+NSM_PROXY_COUNT = env_int("NSM_PROXY_COUNT", 0)
+if AXES_FAILURE_LIMIT < 1 or AXES_COOLOFF_TIME.total_seconds() < 60 or NSM_PROXY_COUNT < 0:
+    raise ConfigError(
+        "NSM_LOGIN_FAILURES and NSM_LOGIN_LOCKOUT_MINUTES must be at least 1, NSM_PROXY_COUNT at least 0"
+    )
 
 LOGIN_URL = "login"
 # a form sent with a stale CSRF token (the session changed in another tab): a page of the site
@@ -155,7 +194,8 @@ REST_FRAMEWORK = {
         "annotator.auth.HashedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # signed in and with a role: no role, no access (annotator.roles)
+    "DEFAULT_PERMISSION_CLASSES": ["annotator.roles.IsMember"],
     "DEFAULT_SCHEMA_CLASS": "config.schema.AutoSchema",  # documents the error codes too
     # list endpoints filter in the database through their FilterSet; a bad value is a 400 naming it
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
@@ -166,7 +206,7 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "nsm-audit API",
     "DESCRIPTION": "Items, assignments and annotations of NSM emotion explications.",
     "VERSION": "0.1.0",
-    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "SERVE_PERMISSIONS": ["annotator.roles.IsMember"],
     # Swagger UI from the installed sidecar package: no CDN is reachable, nor wanted.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

@@ -58,3 +58,7 @@ LOGGING = {
     "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["stderr"], "level": env_str("NSM_LOG_LEVEL", "INFO")},
 }
+
+# The API answers JSON only: DRF's browsable HTML pages (forms that post to every endpoint) are for
+# development; /api/docs/ documents the API in production.
+REST_FRAMEWORK = {**REST_FRAMEWORK, "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]}  # noqa: F405

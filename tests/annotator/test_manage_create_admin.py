@@ -10,6 +10,7 @@ from django.core.management.base import CommandError
 from django.urls import reverse
 
 from annotator.roles import user_roles
+from tests.factories import login_request
 
 pytestmark = pytest.mark.django_db
 
@@ -18,7 +19,7 @@ def test_create_admin_reads_the_password_from_stdin_and_makes_a_working_admin(cl
     monkeypatch.setattr("sys.stdin", io.StringIO("a long passphrase 42\n"))
     call_command("create_admin", "root", "--password-stdin", "--email", "root@example.org")
     assert "root is an admin" in capsys.readouterr().out
-    user = authenticate(username="root", password="a long passphrase 42")
+    user = authenticate(login_request(), username="root", password="a long passphrase 42")
     assert user is not None and user.is_staff and not user.is_superuser
     assert user.email == "root@example.org"
     assert user_roles(user) == {"admin"}
@@ -48,7 +49,7 @@ def test_create_admin_prompts_twice_when_not_reading_stdin(monkeypatch):
     answers = iter(["a long passphrase 42", "a long passphrase 42"])
     monkeypatch.setattr("getpass.getpass", lambda prompt="": next(answers))
     call_command("create_admin", "root")
-    assert authenticate(username="root", password="a long passphrase 42") is not None
+    assert authenticate(login_request(), username="root", password="a long passphrase 42") is not None
     answers = iter(["a long passphrase 42", "another one 42"])
     with pytest.raises(CommandError, match="do not match"):
         call_command("create_admin", "root2")

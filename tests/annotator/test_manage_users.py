@@ -8,6 +8,7 @@ from django.contrib.auth.models import User
 from django.urls import reverse
 
 from annotator.roles import user_roles
+from tests.factories import login_request
 
 pytestmark = pytest.mark.django_db
 
@@ -51,7 +52,7 @@ def test_an_admin_creates_a_user_with_a_typed_password_and_roles(client, admin_u
     assert response.status_code == 200
     body = response.content.decode()
     assert 'id="user-created"' in body and "frank" in body and 'id="new-password"' not in body
-    user = authenticate(username="frank", password="correct horse 42")
+    user = authenticate(login_request(), username="frank", password="correct horse 42")
     assert user is not None and user.email == "frank@example.org"
     assert user_roles(user) == {"annotator", "adjudicator"}
 
@@ -62,7 +63,7 @@ def test_a_generated_password_is_shown_once_and_works(client, admin_user):
     assert response.status_code == 200
     password = re.search(r'<code id="new-password">([^<]+)</code>', response.content.decode()).group(1)
     assert len(password) >= 16
-    assert authenticate(username="gina", password=password) is not None
+    assert authenticate(login_request(), username="gina", password=password) is not None
     assert password not in client.get(reverse("manage_users")).content.decode()
 
 
@@ -135,7 +136,7 @@ def test_an_admin_deactivates_and_reactivates_a_user(client, admin_user, annotat
     assert response.status_code == 200
     assert "alice is deactivated" in response.content.decode()
     assert not User.objects.get(pk=annotator.pk).is_active
-    assert authenticate(username="alice", password="alice-pw") is None
+    assert authenticate(login_request(), username="alice", password="alice-pw") is None
     client.post(url, {"active": "1"})
     assert User.objects.get(pk=annotator.pk).is_active
     response = client.post(reverse("manage_user_active", args=[admin_user.pk]), {"active": "0"})

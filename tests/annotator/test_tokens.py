@@ -4,6 +4,7 @@ import base64
 import re
 
 import pytest
+from django.contrib.auth.models import Group
 from django.urls import reverse
 
 from annotator.models import ApiToken as Token
@@ -146,5 +147,7 @@ def test_the_migration_hashes_the_clear_keys_and_they_go_on_working():
     executor.migrate(executor.loader.graph.leaf_nodes())
     assert not DrfToken.objects.exists()  # no clear key is left
     assert Token.objects.get(user__username="olga").digest == key_digest(key)
+    olga = Token.objects.get(user__username="olga").user
+    olga.groups.add(Group.objects.get_or_create(name="annotator")[0])  # no role, no access
     answer = Client().get(reverse("api_token"), HTTP_AUTHORIZATION=f"Token {key}")
     assert answer.status_code == 200 and answer.json()["exists"] is True

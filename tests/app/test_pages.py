@@ -30,7 +30,9 @@ def test_admin_sees_the_admin_link_and_a_user_without_role_is_told(client, admin
     client.force_login(admin_user)
     assert reverse("admin:index") in client.get(reverse("home")).content.decode()
     client.force_login(outsider)
-    assert "You have no role yet" in client.get(reverse("home")).content.decode()
+    page = client.get(reverse("home")).content.decode()
+    assert "You have no role in this project, so nothing else is open to you" in page
+    assert f'href="{reverse("guidelines")}"' not in page and f'href="{reverse("account_tokens")}"' not in page
 
 
 def test_logout_is_a_post(client, annotator):

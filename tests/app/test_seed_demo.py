@@ -5,6 +5,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotator.roles import user_roles
+from tests.factories import login_request
 
 pytestmark = pytest.mark.django_db
 
@@ -14,13 +15,19 @@ def test_seed_demo_creates_one_user_per_role_and_prints_credentials(settings, ca
     call_command("seed_demo")
     out = capsys.readouterr().out
     assert "annotator1-demo" in out and "admin-demo" in out
-    assert user_roles(authenticate(username="annotator1", password="annotator1-demo")) == {"annotator"}
-    assert user_roles(authenticate(username="adjudicator", password="adjudicator-demo")) == {"adjudicator"}
+    assert user_roles(authenticate(login_request(), username="annotator1", password="annotator1-demo")) == {
+        "annotator"
+    }
+    assert user_roles(authenticate(login_request(), username="adjudicator", password="adjudicator-demo")) == {
+        "adjudicator"
+    }
     # a second adjudicator: a convention is decided by the votes of two (found by a browser
     # walkthrough, which could not finish one with the demo users)
-    assert user_roles(authenticate(username="adjudicator2", password="adjudicator2-demo")) == {"adjudicator"}
+    assert user_roles(
+        authenticate(login_request(), username="adjudicator2", password="adjudicator2-demo")
+    ) == {"adjudicator"}
     assert settings.NSM_CONVENTION_QUORUM <= 2
-    admin = authenticate(username="admin", password="admin-demo")
+    admin = authenticate(login_request(), username="admin", password="admin-demo")
     assert admin.is_staff and "admin" in user_roles(admin)
 
 
@@ -74,3 +81,7 @@ def test_the_demo_pilot_has_a_blind_control_arm_for_the_anchoring_page(settings,
     client.force_login(User.objects.get(username="adjudicator"))
     page = client.get(f"/adjudicate/rounds/{pilot.pk}/anchoring/", {"control": control.pk}).content.decode()
     assert "20 items in both rounds" in page
+
+
+def demo_login(username: str, password: str):
+    return authenticate(login_request(), username=username, password=password)
