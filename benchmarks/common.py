@@ -38,7 +38,14 @@ def session_for(user: Any) -> str:
 
     session = import_module(settings.SESSION_ENGINE).SessionStore()
     session["_auth_user_id"] = str(user.pk)
-    session["_auth_user_backend"] = settings.AUTHENTICATION_BACKENDS[0]
+    # the backend that reads a session's user, as Django's force_login picks it (django-axes, first
+    # in the list, only refuses locked-out logins and reads no user)
+    from django.contrib.auth import load_backend
+
+    backend = next(
+        path for path in settings.AUTHENTICATION_BACKENDS if hasattr(load_backend(path), "get_user")
+    )
+    session["_auth_user_backend"] = backend
     session["_auth_user_hash"] = user.get_session_auth_hash()
     session.create()
     return session.session_key
