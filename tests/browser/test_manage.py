@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 from annotator.models import Assignment, Item, ParserPrediction, Round
 from annotator.roles import user_roles
 from annotator.sampling import item_set_from_items
-from tests.factories import PRED
+from tests.factories import PRED, login_request
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -66,7 +66,7 @@ def test_an_admin_creates_a_user_who_then_logs_in(page, live_server, login, admi
     page.check("#user-form input[name=roles][value=annotator]")
     page.click("#user-form button[type=submit]")
     password = page.locator("#new-password").inner_text()
-    assert authenticate(username="ivan", password=password) is not None
+    assert authenticate(login_request(), username="ivan", password=password) is not None
     row = page.locator("tr[data-user=ivan]")
     expect(row.locator("input[value=annotator]")).to_be_checked()
 
@@ -74,11 +74,14 @@ def test_an_admin_creates_a_user_who_then_logs_in(page, live_server, login, admi
     row.locator("button:has-text('Save roles')").click()
     page.wait_for_url(f"{live_server.url}/manage/users/")
     expect(page.locator(".messages")).to_contain_text("ivan: annotator, adjudicator")
-    assert user_roles(authenticate(username="ivan", password=password)) == {"annotator", "adjudicator"}
+    assert user_roles(authenticate(login_request(), username="ivan", password=password)) == {
+        "annotator",
+        "adjudicator",
+    }
 
     page.locator("tr[data-user=ivan] button:has-text('Deactivate')").click()
     expect(page.locator("tr[data-user=ivan]")).to_contain_text("inactive")
-    assert authenticate(username="ivan", password=password) is None
+    assert authenticate(login_request(), username="ivan", password=password) is None
 
 
 def test_an_admin_sets_up_a_prefilled_round_and_is_warned_about_a_contaminated_blind_one(
