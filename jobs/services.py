@@ -12,7 +12,8 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, OperationalError, transaction
-from django.db.models import Q
+from django.db.models import Q, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotator.models import ItemSet, Round
@@ -145,8 +146,14 @@ def job_run(job_id: int) -> None:
     task to retry (jobs.tasks)."""
     runner = runner_name()
     now = timezone.now()
+    # a resumed job keeps the time it first started: its page's elapsed time and rate are the job's
     claimed = Job.objects.filter(pk=job_id, status=Job.Status.QUEUED).update(
-        status=Job.Status.RUNNING, started_at=now, heartbeat_at=now, runner=runner, finished_at=None, error=""
+        status=Job.Status.RUNNING,
+        started_at=Coalesce("started_at", Value(now)),
+        heartbeat_at=now,
+        runner=runner,
+        finished_at=None,
+        error="",
     )
     if not claimed:
         return

@@ -143,11 +143,14 @@ def test_a_job_requeued_by_the_sweeper_goes_on_without_redoing_work(item_set, ad
             explication=result.explication.as_dict() if result.explication else None, job=job,
             text_field=job.typed_params.text_field,
         )  # fmt: skip
+    first_start = timezone.now() - timedelta(minutes=3)
+    Job.objects.filter(pk=job.pk).update(started_at=first_start)
     running(job, silent_for=60)
     # the tests run jobs inline (CELERY_TASK_ALWAYS_EAGER): the requeued job runs here, to the end
     assert jobs_resume_stalled() == [job.pk]
     job.refresh_from_db()
     assert (job.status, job.done, job.total, job.skipped) == ("done", 12, 12, 0)  # its own: done
+    assert job.started_at == first_start  # the job began when it first ran, not when it resumed
     assert ParserPrediction.objects.filter(item__in=item_set.members.values("item")).count() == 12
 
 
