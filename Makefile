@@ -23,7 +23,9 @@ run: $(STAMP)
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py seed_demo
 	@echo "Open http://$(HOST):$(PORT)/ and log in with one of the users above."
-	$(BIN)/python manage.py runapp $(HOST):$(PORT)
+	@# no autoreloader: a process of its own holding every app (~70 MiB) that only a developer
+	@# editing the code needs (they run `python manage.py runapp`, which reloads)
+	$(BIN)/python manage.py runapp $(HOST):$(PORT) --noreload
 
 test: $(STAMP)
 	$(BIN)/ruff check .

@@ -13,6 +13,7 @@ not even a SIGKILL leaves a worker taking jobs with nobody watching it."""
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import signal
 import subprocess
@@ -158,3 +159,37 @@ def _stop_all(started: dict[str, subprocess.Popen], *, grace: float, write: Call
             write(f"{name} did not stop within {grace:.0f} s; killing it")
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+
+
+SPEC_VARIABLE = "NSM_SUPERVISOR_SPEC"
+
+
+def exec_supervisor(
+    children: dict[str, list[str]], *, env: dict[str, str], grace: float, restart: set[str], failure: str
+) -> None:
+    """Replace this process (a management command, with every app and library it loaded) by a
+    fresh interpreter that only supervises: the same pid, so signals and process managers see no
+    difference, and about 80 MiB less held for as long as the server runs (issue 24's memory
+    goal). ``failure`` is the line written when a child ends the supervision."""
+    spec = {"children": children, "env": env, "grace": grace, "restart": sorted(restart), "failure": failure}
+    root = str(settings.BASE_DIR)
+    code = f"import sys; sys.path.insert(0, {root!r}); from jobs.supervisor import main; main()"
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, [sys.executable, "-c", code], {**os.environ, SPEC_VARIABLE: json.dumps(spec)})
+
+
+def main() -> None:
+    """The supervising process exec_supervisor starts: reads its spec, supervises, exits with
+    supervise's status."""
+    spec = json.loads(os.environ.pop(SPEC_VARIABLE))
+    code = supervise(
+        spec["children"],
+        env=spec["env"],
+        grace=spec["grace"],
+        restart=set(spec["restart"]),
+        write=lambda line: print(line, flush=True),
+    )
+    if code:
+        print(f"CommandError: {spec['failure']}", file=sys.stderr, flush=True)
+    sys.exit(code)

@@ -13,9 +13,9 @@ import os
 import sys
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
-from jobs.supervisor import add_queues_argument, broker_description, supervise, worker_command
+from jobs.supervisor import add_queues_argument, broker_description, exec_supervisor, worker_command
 
 
 class Command(BaseCommand):
@@ -41,12 +41,10 @@ class Command(BaseCommand):
         if options["noreload"]:
             web.append("--noreload")
         worker = worker_command(concurrency=options["concurrency"], hostname="nsm-dev@%h", queues=queues)
-        code = supervise(
+        exec_supervisor(
             {"web": web, "worker": worker},
             env={**os.environ, "DJANGO_SETTINGS_MODULE": settings_module},
             grace=10,
             restart={"worker"},
-            write=lambda line: (self.stdout.write(line), self.stdout.flush()),
+            failure="the web server exited; the worker is stopped",
         )
-        if code:
-            raise CommandError("the web server or the worker exited; both are stopped", returncode=code)

@@ -15,7 +15,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from config.env import env_int, env_str
-from jobs.supervisor import add_queues_argument, broker_description, supervise, worker_command
+from jobs.supervisor import add_queues_argument, broker_description, exec_supervisor, worker_command
 
 WHITENOISE = "whitenoise.middleware.WhiteNoiseMiddleware"
 
@@ -105,12 +105,10 @@ class Command(BaseCommand):
             f"({options['concurrency']} at once, queues {','.join(queues)}) on {broker_description()}."
         )
         self.stdout.flush()
-        code = supervise(
+        exec_supervisor(
             {"gunicorn": web, "worker": worker},
             env=env,
             grace=options["grace"] + 5,
             restart={"worker"},
-            write=lambda line: (self.stdout.write(line), self.stdout.flush()),
+            failure="a process of the server exited; the server stopped",
         )
-        if code:
-            raise CommandError("a process of the server exited; the server stopped", returncode=code)
