@@ -97,6 +97,7 @@ def test_the_admin_login_is_throttled_too(user, counted):
         (1, "1.2.3.4", "1.2.3.4"),  # nginx appended the client's address
         (1, "6.6.6.6, 1.2.3.4", "1.2.3.4"),  # what the client wrote itself comes before it
         (2, "1.2.3.4", "10.0.0.2"),  # fewer hops than proxies: the connection's own address
+        (1, "not-an-address", "10.0.0.2"),  # a garbled header: the connection's own address
     ],
 )
 def test_behind_a_proxy_the_client_is_the_address_before_the_proxies(rf, proxies, forwarded, address):
@@ -107,3 +108,11 @@ def test_behind_a_proxy_the_client_is_the_address_before_the_proxies(rf, proxies
 
 def test_the_login_page_says_nothing_of_a_lockout_to_someone_not_locked_out(client):
     assert "Too many failed logins" not in client.get(reverse("login")).content.decode()
+
+
+def test_a_request_without_an_address_counts_against_none(rf):
+    """A login made in code (Django's force_login, a script) has no connection: its access log
+    row gets no address, not a made-up one that PostgreSQL's inet column would refuse."""
+    request = rf.get("/")
+    del request.META["REMOTE_ADDR"]
+    assert login_limits.client_address(request) is None
