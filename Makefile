@@ -5,15 +5,17 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 # The stamp changes whenever a requirements file does, so `make` reinstalls exactly then.
-STAMP := $(VENV)/.installed-$(shell cat requirements.txt requirements-dev.txt | cksum | cut -d' ' -f1)
+STAMP := $(VENV)/.installed-$(shell cat requirements.txt requirements-dev.txt pyproject.toml | cksum | cut -d' ' -f1)
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
 .PHONY: run test lint bench install clean
 
-$(STAMP): requirements.txt requirements-dev.txt
+$(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	@# the project's own packages, editable: `python -m nsmcore` and the apps import from any folder
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 
@@ -27,9 +29,10 @@ run: $(STAMP)
 	@# editing the code needs (they run `python manage.py runapp`, which reloads)
 	$(BIN)/python manage.py runapp $(HOST):$(PORT) --noreload
 
+# on every core (pytest-xdist), the slowest tests printed at the end
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --durations=15
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
