@@ -206,7 +206,7 @@ def test_the_deployment_guide_step_by_step(tmp_path, postgres_admin_url, redis_u
         "NSM_MODEL_DIR": str(tmp_path / "srv" / "models"),
         "NSM_STATIC_ROOT": str(tmp_path / "srv" / "static"),
         "NSM_IMPORT_STAGING_DIR": str(tmp_path / "srv" / "staging"),
-        "BACKUP_DIR": str(tmp_path / "backups"),
+        "BACKUP_DIR": str(tmp_path / "backups"),  # not made: the backup block makes it
         "SECRET_KEY": SECRET,
         "ALLOWED_HOSTS": "127.0.0.1",
         # plain HTTP on loopback: no TLS proxy in front (the guide's table: local testing only)
@@ -214,19 +214,17 @@ def test_the_deployment_guide_step_by_step(tmp_path, postgres_admin_url, redis_u
         "SECURE_COOKIES": "0",
         "NSM_WEB_WORKERS": "2",
         "NSM_WORKER_CONCURRENCY": "1",
-        "NSM_ADMIN": "ada",
-        "NSM_ADMIN_PASSWORD": "correct horse battery staple",
     }
-    (tmp_path / "backups").mkdir()
+    admin_password = "correct horse battery staple"  # what the person types at the admin block
 
     # Set-up: the database, Redis, the release, the first admin.
     run_block("postgres", env)
     assert "PONG" in run_block("redis", env)
     assert "No migrations to apply" not in run_block("release", env)  # the database was new
     assert Path(env["NSM_EXPORT_DIR"]).is_dir() and Path(env["NSM_MODEL_DIR"]).is_dir()
-    run_block("admin", env)
+    run_block("admin", env, stdin=f"{admin_password}\n")
     db = env["DATABASE_URL"]
-    assert scalar(db, "SELECT is_staff FROM auth_user WHERE username = %s", "ada") is True
+    assert scalar(db, "SELECT is_staff FROM auth_user WHERE username = %s", "admin") is True
     # The role owns its database and nothing more: the app ran as it, not as the superuser.
     assert (
         scalar(db, "SELECT tableowner FROM pg_tables WHERE tablename = 'annotator_annotation'")
@@ -240,7 +238,7 @@ def test_the_deployment_guide_step_by_step(tmp_path, postgres_admin_url, redis_u
     for args in (
         ["import_items", str(items)],
         ["draw_item_set", "guide", "--seed", "1", "--size", "6"],
-        ["create_round", "guide", "--item-set", "guide", "--annotators", "ada", "--per-item", "1"],
+        ["create_round", "guide", "--item-set", "guide", "--annotators", "admin", "--per-item", "1"],
     ):
         done = subprocess.run(manage + args, cwd=ROOT, env=env, capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
@@ -248,7 +246,7 @@ def test_the_deployment_guide_step_by_step(tmp_path, postgres_admin_url, redis_u
     try:
         server.wait_ready()
         browser = Browser(server.base)
-        browser.log_in("ada", env["NSM_ADMIN_PASSWORD"])
+        browser.log_in("admin", admin_password)
         status, mine = browser.api("/api/assignments/?round=guide")
         assert status == 200 and mine["count"] == 6
         first = mine["results"][0]["id"]
@@ -279,7 +277,7 @@ def test_the_deployment_guide_step_by_step(tmp_path, postgres_admin_url, redis_u
     try:
         server.wait_ready()
         browser = Browser(server.base)
-        browser.log_in("ada", env["NSM_ADMIN_PASSWORD"])  # the users came back with their passwords
+        browser.log_in("admin", admin_password)  # the users came back with their passwords
         status, history = browser.api(f"/api/assignments/{first}/history/")
         assert status == 200 and [(r["version"], r["notes"]) for r in history] == [
             (1, "saved before the backup")
@@ -313,7 +311,7 @@ def test_the_deployment_guide_step_by_step(tmp_path, postgres_admin_url, redis_u
             assert time.monotonic() < deadline, f"job {job} still {status}:\n{server.log()[-3000:]}"
             time.sleep(0.2)
         browser = Browser(server.base)
-        browser.log_in("ada", env["NSM_ADMIN_PASSWORD"])
+        browser.log_in("admin", admin_password)
         status, history = browser.api(f"/api/assignments/{first}/history/")
         assert status == 200 and len(history) == 1  # the annotation outlived both upgrades
     finally:
