@@ -1,5 +1,6 @@
 """Named personas, set up once per test that asks for them (healthchecks' BaseTestCase style)."""
 
+import contextlib
 import shutil
 import time
 
@@ -173,7 +174,9 @@ def pytest_sessionfinish(session, exitstatus):
     run_dir = getattr(settings, "NSM_TEST_RUN_DIR", None)
     if run_dir is None:
         return
-    shutil.rmtree(run_dir, ignore_errors=True)
-    for old in run_dir.parent.glob("*"):
+    shutil.rmtree(run_dir, ignore_errors=True)  # this process's places
+    with contextlib.suppress(OSError):
+        run_dir.parent.rmdir()  # the run's folder, once its last process has removed its own
+    for old in run_dir.parent.parent.glob("*"):
         if old.stat().st_mtime < time.time() - 86_400:
             shutil.rmtree(old, ignore_errors=True)

@@ -1,8 +1,9 @@
 """The test suite. Fast password hashing; the database comes from DATABASE_URL as elsewhere.
 
 Each run of the suite has its own places (database, broker folder, export folder, cache), named
-by ``NSM_TEST_RUN`` (set here once per run and inherited by the worker processes the tests start),
-so two runs on one machine never meet. tests/conftest.py removes them when the run ends."""
+by ``NSM_TEST_RUN`` (set here once per run and inherited by the worker processes the tests start)
+and, inside it, by the pytest-xdist process, so two runs on one machine, and two processes of one
+run, never meet. tests/conftest.py removes them when the run ends."""
 
 import os
 import uuid
@@ -14,7 +15,10 @@ DEBUG = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 NSM_TEST_RUN = os.environ.setdefault("NSM_TEST_RUN", f"{os.getpid()}-{uuid.uuid4().hex[:8]}")
-NSM_TEST_RUN_DIR = VAR_DIR / "test-runs" / NSM_TEST_RUN  # noqa: F405
+# the suite runs on every core (pytest-xdist, `make test`): each of its processes has places of its
+# own inside the run's (the database name gets pytest-django's _gw<n> suffix besides)
+NSM_TEST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "main")
+NSM_TEST_RUN_DIR = VAR_DIR / "test-runs" / NSM_TEST_RUN / NSM_TEST_WORKER  # noqa: F405
 
 # Jobs run inline when a test starts one, unless the test runs a real worker (tests/integration,
 # tests/browser), which switches this off on the Celery app.

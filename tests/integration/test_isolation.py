@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 from django.conf import settings
 from django.db import connection
@@ -37,7 +38,8 @@ def places_of_another_run() -> dict[str, str]:
     )
     assert out.returncode == 0, out.stderr
     places = json.loads(out.stdout)
-    shutil.rmtree(places["run_dir"])  # the settings made its broker folder; nothing else will use it
+    # the settings made its broker folder; nothing else will use it (nor its run's folder)
+    shutil.rmtree(Path(places["run_dir"]).parent)
     return places
 
 
