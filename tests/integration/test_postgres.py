@@ -41,7 +41,9 @@ def test_migrate_seed_and_log_in_on_a_fresh_postgresql_database(fresh_database):
     probe = (
         "import django; django.setup()\n"
         "from django.db import connection; from django.test import Client\n"
-        "c = Client(); assert c.login(username='admin', password='admin-demo')\n"
+        "c = Client()\n"
+        "r = c.post('/accounts/login/', {'username': 'admin', 'password': 'admin-demo'})\n"
+        "assert r.status_code == 302, r.status_code\n"
         "print(connection.vendor, c.get('/').status_code, c.get('/rules/').status_code)\n"
     )
     result = subprocess.run(
