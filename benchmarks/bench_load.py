@@ -67,7 +67,7 @@ POOL_MAX = 4  # NSM_DB_POOL_MAX for the server (the production default)
 
 def default_workers() -> int:
     """As `serve` picks them: cores + 1 (3 on this 2-core machine; its docstring has the figures)."""
-    from jobs.management.commands.serve import default_web_workers
+    from server.management.commands.serve import default_web_workers
 
     return default_web_workers()
 

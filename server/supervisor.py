@@ -173,7 +173,7 @@ def exec_supervisor(
     goal). ``failure`` is the line written when a child ends the supervision."""
     spec = {"children": children, "env": env, "grace": grace, "restart": sorted(restart), "failure": failure}
     root = str(settings.BASE_DIR)
-    code = f"import sys; sys.path.insert(0, {root!r}); from jobs.supervisor import main; main()"
+    code = f"import sys; sys.path.insert(0, {root!r}); from server.supervisor import main; main()"
     sys.stdout.flush()
     sys.stderr.flush()
     os.execve(sys.executable, [sys.executable, "-c", code], {**os.environ, SPEC_VARIABLE: json.dumps(spec)})

@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "verification",
     "adjudication",
     "jobs",
+    "server",  # serve and runapp: the processes of every app above (server/)
 ]
 
 MIDDLEWARE = [

@@ -1,6 +1,6 @@
-"""The house's floors: nsmcore at the ground, then rules, annotator, registry, verification, adjudication and
-jobs; a module imports only from its own floor or below (inside functions too), and no modules
-import each other in a circle."""
+"""The house's floors: nsmcore at the ground, then rules, annotator, registry, verification,
+adjudication, jobs and server (running the processes); a module imports only from its own floor
+or below (inside functions too), and no modules import each other in a circle."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-LAYERS = ("nsmcore", "rules", "annotator", "registry", "verification", "adjudication", "jobs")
+LAYERS = ("nsmcore", "rules", "annotator", "registry", "verification", "adjudication", "jobs", "server")
 
 
 def import_graph() -> dict[str, set[str]]:

@@ -20,7 +20,7 @@ from jobs.models import Job
 from jobs.parsers import parser_build
 from jobs.prefill import job_prefill_start
 from jobs.services import job_enqueue, job_run, job_take_stalled, jobs_resume_stalled
-from jobs.supervisor import worker_command
+from server.supervisor import worker_command
 from tests.app.test_env import manage
 from tests.factories import make_items
 

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from jobs.management.commands.serve import Command, default_web_workers
+from server.management.commands.serve import Command, default_web_workers
 
 
 @pytest.mark.parametrize(("cores", "workers"), [(1, 2), (2, 3), (4, 5), (7, 8), (64, 8), (None, 2)])

@@ -1,4 +1,4 @@
-"""jobs.supervisor.supervise with real child processes (small Python programs): a child named in
+"""server.supervisor.supervise with real child processes (small Python programs): a child named in
 ``restart`` that exits is started again after a backoff that doubles; any other child that exits
 stops the rest. The served deployment is tested end to end in tests/integration/test_site_faults.py."""
 
@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from jobs import supervisor
+from server import supervisor
 
 SLEEP = [sys.executable, "-c", "import time; time.sleep(120)"]
 

@@ -3,7 +3,7 @@
 
 The worker uses the configured broker: Redis when REDIS_URL is set, otherwise the embedded
 filesystem broker under var/broker, so background jobs run with progress on a fresh machine with
-no server installed. Both run as children of this command (jobs.supervisor): Ctrl-C or SIGTERM
+no server installed. Both run as children of this command (server.supervisor): Ctrl-C or SIGTERM
 stops both, and if either exits the other is stopped too. (The web server once ran inside this
 process, and a SIGTERM killed it without stopping the worker, which went on taking jobs.)"""
 
@@ -15,7 +15,7 @@ import sys
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from jobs.supervisor import add_queues_argument, broker_description, exec_supervisor, worker_command
+from server.supervisor import add_queues_argument, broker_description, exec_supervisor, worker_command
 
 
 class Command(BaseCommand):

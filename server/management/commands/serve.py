@@ -15,7 +15,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from config.env import env_int, env_str
-from jobs.supervisor import add_queues_argument, broker_description, exec_supervisor, worker_command
+from server.supervisor import add_queues_argument, broker_description, exec_supervisor, worker_command
 
 WHITENOISE = "whitenoise.middleware.WhiteNoiseMiddleware"
 
