@@ -31,6 +31,18 @@ def stop_after(seconds: float) -> threading.Timer:
     return timer
 
 
+def supervise_for(seconds: float | None, children: dict[str, list[str]], lines: list[str]) -> int:
+    """supervise(children) with the worker restartable, SIGTERMed after ``seconds`` (None: never)."""
+    timer = stop_after(seconds) if seconds else None
+    try:
+        return supervisor.supervise(
+            children, env=dict(os.environ), grace=5, restart={"worker"}, write=lines.append
+        )
+    finally:
+        if timer:
+            timer.cancel()
+
+
 @pytest.fixture
 def fast_backoff(monkeypatch):
     monkeypatch.setattr(supervisor, "BACKOFF_FIRST", 0.2)
@@ -40,17 +52,7 @@ def fast_backoff(monkeypatch):
 def test_a_restartable_child_is_started_again_with_a_doubling_backoff(tmp_path, fast_backoff):
     marker = tmp_path / "starts"
     lines: list[str] = []
-    timer = stop_after(6)
-    try:
-        code = supervisor.supervise(
-            {"web": SLEEP, "worker": crash_after(0.1, marker)},
-            env=dict(os.environ),
-            grace=5,
-            restart={"worker"},
-            write=lines.append,
-        )
-    finally:
-        timer.cancel()
+    code = supervise_for(6, {"web": SLEEP, "worker": crash_after(0.1, marker)}, lines)
     assert code == 0  # stopped by the signal, not by the crashing worker
     waits = [line.split("again in ")[1] for line in lines if "starting it again" in line]
     assert waits[:4] == ["0.2 s", "0.4 s", "0.8 s", "0.8 s"]  # doubling, then capped
@@ -65,13 +67,7 @@ def test_a_child_not_named_in_restart_stops_the_others(tmp_path, fast_backoff):
     marker = tmp_path / "starts"
     lines: list[str] = []
     started = time.monotonic()
-    code = supervisor.supervise(
-        {"web": crash_after(0.3, marker), "worker": SLEEP},
-        env=dict(os.environ),
-        grace=5,
-        restart={"worker"},
-        write=lines.append,
-    )
+    code = supervise_for(None, {"web": crash_after(0.3, marker), "worker": SLEEP}, lines)
     assert code == 1
     assert "web exited with status 3; stopping the others" in lines
     assert marker.read_text().count("start") == 1
@@ -84,16 +80,6 @@ def test_the_backoff_starts_again_from_the_first_wait_after_a_long_run(tmp_path,
     monkeypatch.setattr(supervisor, "BACKOFF_RESET_AFTER", 0.5)  # a run of 0.6 s counts as long
     marker = tmp_path / "starts"
     lines: list[str] = []
-    timer = stop_after(4)
-    try:
-        supervisor.supervise(
-            {"worker": crash_after(0.6, marker)},
-            env=dict(os.environ),
-            grace=5,
-            restart={"worker"},
-            write=lines.append,
-        )
-    finally:
-        timer.cancel()
+    supervise_for(4, {"worker": crash_after(0.6, marker)}, lines)
     waits = [line.split("again in ")[1] for line in lines if "starting it again" in line]
     assert len(waits) >= 3 and set(waits) == {"0.2 s"}  # never doubled: each run lasted long enough
