@@ -15,6 +15,7 @@ from annotator.sampling import item_set_from_items
 from annotator.services import round_create
 from jobs.models import Export, Job
 from nsmcore.tiny import build_tiny_nli
+from tests.browser.job_page import wait_until_done
 from tests.explications import PRED
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -70,13 +71,7 @@ def test_an_admin_exports_the_gold_watches_it_and_downloads_the_archive(
     job = Job.objects.get(kind="export")
     expect(page).to_have_url(f"{live_server.url}/jobs/{job.pk}/")
     bar = page.locator("#job-progress")
-    seen = set()
-    for _ in range(300):
-        seen.add((int(bar.get_attribute("value") or 0), int(bar.get_attribute("max") or 0)))
-        if page.locator("#job-status[data-status=done]").count():
-            break
-        page.wait_for_timeout(100)
-    expect(page.locator("#job-status")).to_have_attribute("data-status", "done", timeout=60_000)
+    seen = wait_until_done(page)
     expect(bar).to_have_attribute("value", str(N_ITEMS))
     assert any(value < N_ITEMS for value, _ in seen), (
         f"the bar was seen before it was full: {sorted(seen)[:5]}"
@@ -115,7 +110,7 @@ def test_without_a_usable_model_an_admin_exports_unverified_and_finds_the_job_in
 
     job = Job.objects.get(kind="export")
     expect(page).to_have_url(f"{live_server.url}/jobs/{job.pk}/")
-    expect(page.locator("#job-status")).to_have_attribute("data-status", "done", timeout=60_000)
+    wait_until_done(page)
     expect(page.locator("#job-status")).to_contain_text("Lines exported without verification.")
     assert Export.objects.get(job=job).verifier == ""
 

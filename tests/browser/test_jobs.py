@@ -10,6 +10,7 @@ from annotator.imports import items_import
 from annotator.models import Item, ParserPrediction
 from annotator.sampling import item_set_from_items
 from jobs.models import Job
+from tests.browser.job_page import wait_until_done
 
 pytestmark = pytest.mark.django_db(transaction=True)
 N_ITEMS = 1500
@@ -42,13 +43,8 @@ def test_an_admin_starts_a_prefill_and_watches_the_progress_bar_finish(
     bar = page.locator("#job-progress")
     expect(bar).to_have_attribute("max", str(N_ITEMS))
 
-    seen = set()
-    for _ in range(200):  # the page polls every second; record what the bar showed
-        seen.add(int(bar.get_attribute("value") or 0))
-        if page.locator("#job-status[data-status=done]").count():
-            break
-        page.wait_for_timeout(100)
-    expect(page.locator("#job-status")).to_have_attribute("data-status", "done", timeout=60_000)
+    # the page polls every second; record what the bar showed
+    seen = {value for value, _ in wait_until_done(page)}
     expect(bar).to_have_attribute("value", str(N_ITEMS))
     expect(page.locator("#job-progress-line")).to_contain_text(f"{N_ITEMS} / {N_ITEMS} items (100%)")
     expect(page.locator("#legality-share")).to_contain_text(

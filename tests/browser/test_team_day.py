@@ -17,6 +17,7 @@ from playwright.sync_api import expect
 
 from adjudication.models import GoldItem
 from annotator.models import Annotation, Item
+from tests.browser.job_page import wait_until_done
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -161,7 +162,7 @@ def test_a_team_builds_and_exports_a_gold_corpus_in_the_browser(
     page.select_option("select[name=round]", label="team-day")
     expect(page.locator("input[name=verify]")).not_to_be_checked()  # no verifier model is configured
     page.click("#export-form button[type=submit]")
-    expect(page.locator("#job-status")).to_have_attribute("data-status", "done", timeout=60_000)
+    wait_until_done(page)
     with page.expect_download() as info:
         page.click("#export-download")
     with zipfile.ZipFile(info.value.path()) as zf:
