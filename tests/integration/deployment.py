@@ -145,3 +145,12 @@ def postgres_row(url: str) -> Callable[[int], tuple]:
             ).fetchone()
 
     return row
+
+
+def redis_connected(redis_url: str) -> str:
+    """The line a Celery worker logs once it reaches the Redis database at ``redis_url`` (its
+    password masked), wherever that server is (NSM_TEST_REDIS_URL)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(redis_url)
+    return f"Connected to redis://:**@{parts.hostname}:{parts.port or 6379}{parts.path or '/0'}"
