@@ -18,7 +18,7 @@ from django.db import transaction
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 
-from annotator.roles import roles_cache_key
+from annotator.roles import roles_cache_key, user_roles
 
 USER_SECONDS = 300
 
@@ -39,6 +39,7 @@ class CachedModelBackend(ModelBackend):
                 user = get_user_model()._default_manager.get(pk=user_id)
             except get_user_model().DoesNotExist:
                 return None
+            user_roles(user)  # read now, kept on the cached user: one cache read a request, not two
             cache.set(key, user, timeout=USER_SECONDS)
         return user if self.user_can_authenticate(user) else None
 
