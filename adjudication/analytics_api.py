@@ -28,14 +28,14 @@ IsAdjudicatorOrAdmin = HasRole(
 )
 
 
-class _RoundView(APIView):
+class RoundView(APIView):
     permission_classes = [IsAuthenticated & IsAdjudicatorOrAdmin]
 
     def round(self, round_id: int) -> Round:
         return get_object_or_404(Round, pk=round_id)
 
 
-class Agreement(_RoundView):
+class Agreement(RoundView):
     @extend_schema(
         parameters=[OpenApiParameter("intensity", str, enum=["nominal", "ordinal"])],
         responses={200: OpenApiTypes.OBJECT},
@@ -58,7 +58,7 @@ class Agreement(_RoundView):
         )
 
 
-class ConflictList(_RoundView):
+class ConflictList(RoundView):
     @extend_schema(
         parameters=[
             OpenApiParameter("slot", str, enum=list(SLOT_NAMES)),
@@ -91,7 +91,7 @@ class ConflictList(_RoundView):
         )
 
 
-class Flows(_RoundView):
+class Flows(RoundView):
     @extend_schema(
         parameters=[OpenApiParameter("a", str), OpenApiParameter("b", str)],
         responses={
@@ -126,7 +126,7 @@ class Flows(_RoundView):
         )
 
 
-class Anchoring(_RoundView):
+class Anchoring(RoundView):
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, round_id: int) -> Response:
         round_ = self.round(round_id)
@@ -145,24 +145,3 @@ class Anchoring(_RoundView):
                 "raw_agreement": raw,
             }
         )
-
-
-class Calibration(_RoundView):
-    @extend_schema(
-        parameters=[OpenApiParameter("model", str, description="model id @ revision; default: the newest")],
-        responses={
-            200: OpenApiTypes.OBJECT,
-            404: OpenApiResponse(description="no such round, or no cached judgement by that model"),
-        },
-    )
-    def get(self, request: Request, round_id: int) -> Response:
-        from adjudication.calibration import calibration_report, report_as_dict, verifier_models
-
-        round_ = self.round(round_id)
-        models = verifier_models(round_)
-        model = request.query_params.get("model") or (models[0] if models else "")
-        if not model:
-            return Response({"detail": "no cached verifier judgement for this round's texts", "models": []})
-        if model not in models:
-            return Response({"detail": f"no cached judgement by {model!r}", "models": models}, status=404)
-        return Response({**report_as_dict(calibration_report(round_, model)), "models": models})

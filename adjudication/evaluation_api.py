@@ -12,7 +12,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from adjudication.analytics_api import _RoundView
+from adjudication.analytics_api import RoundView
 from adjudication.evaluation import (
     PARSER,
     EvaluationRequestError,
@@ -37,7 +37,7 @@ def _doc(evaluation: PassEvaluation) -> dict[str, Any]:
     }
 
 
-class Evaluation(_RoundView):
+class Evaluation(RoundView):
     @extend_schema(
         parameters=[
             OpenApiParameter("pass", str, description="annotator:<username>, parser:<name> or gold"),

@@ -3,7 +3,6 @@ from django.urls import path
 from adjudication import (
     analytics_api,
     analytics_views,
-    calibration_views,
     convention_api,
     evaluation_api,
     evaluation_views,
@@ -63,23 +62,6 @@ urlpatterns += [
         "adjudicate/rounds/<int:round_id>/gold/<int:item_id>/preview/",
         gold_views.gold_preview_view,
         name="gold_preview",
-    ),
-]
-
-urlpatterns += [
-    path("adjudicate/rounds/<int:round_id>/judgements/", calibration_views.judgements, name="judgements"),
-    path(
-        "adjudicate/rounds/<int:round_id>/judgements/<int:item_id>/",
-        calibration_views.judgement_mark_view,
-        name="judgement_mark",
-    ),
-    path(
-        "adjudicate/rounds/<int:round_id>/calibration/",
-        calibration_views.calibration_page,
-        name="calibration",
-    ),
-    path(
-        "api/rounds/<int:round_id>/calibration/", analytics_api.Calibration.as_view(), name="api_calibration"
     ),
 ]
 

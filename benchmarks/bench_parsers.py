@@ -104,7 +104,7 @@ call_command("migrate", verbosity=0)
 from annotator.imports import items_import
 from annotator.models import Item
 from annotator.sampling import item_set_from_items
-from jobs.prefill import job_prefill_start
+from predictions.prefill import job_prefill_start
 from jobs.services import job_run
 from jobs.models import Job
 texts = json.load(open(sys.argv[1]))

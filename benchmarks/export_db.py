@@ -29,7 +29,7 @@ from adjudication.gold import gold_sync  # noqa: E402
 from annotator.models import Item  # noqa: E402
 from benchmarks.bench_parsers import crowd_texts  # noqa: E402
 from benchmarks.bulk import finished_round  # noqa: E402
-from jobs.export import export_write  # noqa: E402
+from exports.export import export_write  # noqa: E402
 from nsmcore.regression import canonical_explications  # noqa: E402
 from nsmcore.render import render  # noqa: E402
 from nsmcore.tiny import build_tiny_nli  # noqa: E402

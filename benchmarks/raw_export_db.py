@@ -26,8 +26,9 @@ from django.db import transaction  # noqa: E402
 
 from annotator.models import Annotation, AnnotationRevision  # noqa: E402
 from benchmarks.bulk import finished_round  # noqa: E402
-from jobs import raw_export  # noqa: E402
-from jobs.models import Export, Job  # noqa: E402
+from exports import raw_export  # noqa: E402
+from exports.models import Export  # noqa: E402
+from jobs.models import Job  # noqa: E402
 from jobs.services import job_run  # noqa: E402
 from nsmcore.regression import canonical_explications  # noqa: E402
 

@@ -13,7 +13,11 @@ handler500 = "config.errors.server_error"  # the database down: 503 with Retry-A
 urlpatterns = [
     path("", include("annotator.urls")),
     path("", include("jobs.urls")),
+    path("", include("predictions.urls")),
     path("", include("adjudication.urls")),
+    path("", include("verification.urls")),
+    path("", include("training.urls")),
+    path("", include("exports.urls")),
     path("", include("registry.urls")),
     path("", include("adjudication.rule_revision_urls")),
     path("rules/", include("rules.urls")),

@@ -7,7 +7,7 @@ import django_filters
 
 from annotator.models import Round
 from jobs.kinds import KINDS
-from jobs.models import Export, Job
+from jobs.models import Job
 
 
 def kind_choices() -> list[tuple[str, str]]:
@@ -22,13 +22,4 @@ class JobFilter(django_filters.FilterSet):
 
     class Meta:
         model = Job
-        fields: list[str] = []
-
-
-class ExportFilter(django_filters.FilterSet):
-    kind = django_filters.ChoiceFilter(choices=Export.Kind.choices)
-    round = django_filters.ModelChoiceFilter(queryset=Round.objects.all(), help_text="a round's id")
-
-    class Meta:
-        model = Export
         fields: list[str] = []

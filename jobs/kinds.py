@@ -1,14 +1,17 @@
 """What a kind of job is, to the job plumbing: a name, a label, its typed parameters, how it runs
-and how it describes itself. Each feature registers its kind from its own module (prefill,
-verification, export; jobs/apps.py imports them), so the plumbing in jobs.services knows none.
+and how it describes itself, and the form that starts it. Each feature app registers its kinds
+from its own module, imported by its ``AppConfig.ready`` (predictions: prefill; verification:
+verify; training: train; exports: export and raw export), so the plumbing in jobs/ names none:
+its pages, API and commands serve whatever kinds are registered.
 
 A kind's parameters are a frozen dataclass of plain values (str, bool, int, float, or one of them
 or None). They are stored as JSON in ``Job.params`` and read back only through
 ``Job.typed_params``, which checks them: a key the dataclass has no field for, a missing key with
 no default, or a value of the wrong type is a JobError naming the field.
 
-To add a kind: a module with a ``Params`` subclass, a runner and one ``job_kind_register`` call,
-and its import in jobs/apps.py.
+To add a kind: in its feature app, a module with a ``Params`` subclass, a runner and one
+``job_kind_register`` call, imported by the app's ``AppConfig.ready``; a start form (``form``) puts
+it on the Jobs page.
 """
 
 from __future__ import annotations
@@ -127,6 +130,17 @@ class JobKind:
     #: the Celery queue its jobs are sent to, asked when a job is sent (so a setting can name it:
     #: verification's is NSM_VERIFY_QUEUE); a worker takes the queues it is started with (-Q)
     queue: Callable[[], str] = default_queue
+    #: the dotted path of the form that starts a job of this kind from the Jobs page (a form with
+    #: ``start(user=...)``; named, not imported, so a kind's module and its form may import each
+    #: other's app freely); empty: not started from the Jobs page
+    form: str = ""
+    #: the template that renders that form (given ``form``, ``kind`` and ``action``); empty: the
+    #: plain one (jobs/_start_form.html)
+    form_template: str = ""
+    #: relations of a job to read with it in lists (``select_related``): the export it wrote...
+    related: tuple[str, ...] = ()
+    #: the URL path of what the job made (a file to download), or None while there is none
+    result_path: Callable[[Any], str | None] | None = None
 
 
 #: every registered kind, by name
@@ -147,3 +161,13 @@ def job_kind(name: str) -> JobKind:
     except KeyError:
         known = ", ".join(sorted(KINDS)) or "none"
         raise JobError(f"unknown job kind {name!r}; kinds: {known}") from None
+
+
+def kinds_related() -> list[str]:
+    """Every registered kind's relations to read with a job in lists."""
+    return sorted({name for kind in KINDS.values() for name in kind.related})
+
+
+def kinds_startable() -> list[JobKind]:
+    """The kinds a form starts from the Jobs page, in the order they were registered."""
+    return [kind for kind in KINDS.values() if kind.form]

@@ -1,82 +1,66 @@
-"""Admin pages: start a prefill, a verification or a training job, watch any job's progress, cancel or resume
-it; start an export (the EmoExpl gold archive, or a round's raw annotations) and download its file."""
+"""Admin pages: the jobs of every kind with a form to start each registered kind (its feature app
+names the form: jobs.kinds.JobKind.form), a job's progress, cancel and resume."""
 
 from __future__ import annotations
 
 from django.contrib import messages
-from django.http import FileResponse, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.html import format_html
+from django.utils.module_loading import import_string
 from django.views.decorators.http import require_POST
 
 from annotator.roles import ADMIN, require_role
-from jobs.downloads import export_file_response
-from jobs.export import EXPORT
-from jobs.forms import ExportForm, PrefillForm, RawExportForm, TrainForm, VerifyForm
-from jobs.kinds import KINDS, JobError
-from jobs.models import Export, Job
-from jobs.prefill import PREFILL
-from jobs.raw_export import RAW_EXPORT
-from jobs.selectors import jobs_recent, legality_report
+from jobs.kinds import KINDS, JobError, JobKind, kinds_startable
+from jobs.models import Job
+from jobs.selectors import jobs_recent
 from jobs.services import JobConflict, job_cancel, job_resume
-from registry.selectors import parsers_list
+
+#: the template of a start form whose kind names none
+START_FORM_TEMPLATE = "jobs/_start_form.html"
+
+
+def start_form(kind: JobKind, data=None):
+    """The form that starts a job of this kind, bound to ``data`` when given."""
+    return import_string(kind.form)(data)
+
+
+def _jobs_page(request: HttpRequest, posted: JobKind | None = None, form=None, status: int = 200):
+    """The job list, and below it each registered kind's start form in its own disclosure (the
+    one just refused, open, with its errors)."""
+    starts = []
+    for kind in kinds_startable():
+        bound = form if kind is posted else start_form(kind)
+        starts.append({
+            "kind": kind, "form": bound, "open": kind is posted,
+            "action": reverse("job_start", args=[kind.name]),
+            "template": kind.form_template or START_FORM_TEMPLATE,
+        })  # fmt: skip
+    return render(request, "jobs/list.html", {"jobs": jobs_recent(), "starts": starts}, status=status)
 
 
 @require_role(ADMIN)
 def job_list(request: HttpRequest) -> HttpResponse:
-    form = PrefillForm(request.POST or None)
-    started = _submit(request, form)
-    if isinstance(started, HttpResponse):
-        return started
-    context = {
-        "form": form,
-        "verify_form": VerifyForm(),
-        "train_form": TrainForm(),
-        "jobs": jobs_recent(),
-        "registered_parsers": parsers_list().defer("card", "trained_on"),
-    }
-    return render(request, "jobs/list.html", context, status=started)
+    return _jobs_page(request)
 
 
 @require_POST
 @require_role(ADMIN)
-def job_verify(request: HttpRequest) -> HttpResponse:
-    """Start an NLI verification job; an unusable model is refused here, before any job exists."""
-    form = VerifyForm(request.POST)
-    started = _submit(request, form)
+def job_start(request: HttpRequest, kind: str) -> HttpResponse:
+    """Start a job of a registered kind with its form; a refusal (400 naming the field, 409 when
+    the same job is active) shows the Jobs page with that form open."""
+    job_kind = KINDS.get(kind)
+    if job_kind is None or not job_kind.form:
+        raise Http404(f"no job kind {kind!r} is started from this page")
+    form = start_form(job_kind, request.POST)
+    started = form_submit(request, form)
     if isinstance(started, HttpResponse):
         return started
-    context = {
-        "form": PrefillForm(),
-        "verify_form": form,
-        "train_form": TrainForm(),
-        "jobs": jobs_recent(),
-        "registered_parsers": parsers_list().defer("card", "trained_on"),
-    }
-    return render(request, "jobs/list.html", context, status=started)
+    return _jobs_page(request, job_kind, form, started)
 
 
-@require_POST
-@require_role(ADMIN)
-def job_train(request: HttpRequest) -> HttpResponse:
-    """Start a train job; held-out items, a missing base model folder or bad settings are refused
-    here (400, named), before any job exists."""
-    form = TrainForm(request.POST)
-    started = _submit(request, form)
-    if isinstance(started, HttpResponse):
-        return started
-    context = {
-        "form": PrefillForm(),
-        "verify_form": VerifyForm(),
-        "train_form": form,
-        "jobs": jobs_recent(),
-        "registered_parsers": parsers_list().defer("card", "trained_on"),
-    }
-    return render(request, "jobs/list.html", context, status=started)
-
-
-def _submit(request: HttpRequest, form) -> HttpResponse | int:
+def form_submit(request: HttpRequest, form) -> HttpResponse | int:
     """A form that starts a job (its ``start``): on a valid POST, a redirect to the job's page; otherwise the
     status to answer the page with (200 on GET, 400 with the reason on the form, 409 when the
     same job is already active, with a link to it)."""
@@ -98,15 +82,14 @@ def _submit(request: HttpRequest, form) -> HttpResponse | int:
 
 def _status_context(job: Job) -> dict:
     """The job, its typed parameters (None, with the reason in ``params_error``, when the stored
-    ones do not read) and, for a finished prefill, its legality report."""
+    ones do not read) and what its kind adds (a prefill's legality report, a training's curve...)."""
     try:
         params, params_error = job.typed_params, ""
     except JobError as error:
         params, params_error = None, str(error)
-    report = None if job.is_active or job.kind != PREFILL else legality_report(job)
     kind = KINDS.get(job.kind)
     extra = kind.status_context(job) if kind and kind.status_context and params is not None else {}
-    return {"job": job, "params": params, "params_error": params_error, "report": report, **extra}
+    return {"job": job, "params": params, "params_error": params_error, **extra}
 
 
 @require_role(ADMIN)
@@ -151,40 +134,3 @@ def job_resume_view(request: HttpRequest, job_id: int) -> HttpResponse:
     except JobError as error:
         messages.error(request, str(error))
     return redirect("job_detail", job_id)
-
-
-@require_role(ADMIN)
-def export_list(request: HttpRequest) -> HttpResponse:
-    """Start an EmoExpl export; the history of every export (of both kinds), with downloads."""
-    form = ExportForm(request.POST or None)
-    started = _submit(request, form)
-    if isinstance(started, HttpResponse):
-        return started
-    return _exports_page(request, form, RawExportForm(), started)
-
-
-@require_POST
-@require_role(ADMIN)
-def export_raw(request: HttpRequest) -> HttpResponse:
-    """Start a raw-annotation export of one round (every revision, JSONL or CSV)."""
-    form = RawExportForm(request.POST)
-    started = _submit(request, form)
-    if isinstance(started, HttpResponse):
-        return started
-    return _exports_page(request, ExportForm(), form, started)
-
-
-def _exports_page(
-    request: HttpRequest, form: ExportForm, raw_form: RawExportForm, status: int
-) -> HttpResponse:
-    exports = Export.objects.select_related("round", "created_by", "job")
-    running = Job.objects.filter(
-        kind__in=(EXPORT, RAW_EXPORT), status__in=("queued", "running")
-    ).select_related("round")
-    context = {"form": form, "raw_form": raw_form, "exports": exports, "running": running}
-    return render(request, "jobs/exports.html", context, status=status)
-
-
-@require_role(ADMIN)
-def export_download(request: HttpRequest, export_id: int) -> FileResponse:
-    return export_file_response(get_object_or_404(Export, pk=export_id))

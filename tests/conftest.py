@@ -17,7 +17,7 @@ from tests.factories import PRED, make_items
 
 @pytest.fixture(autouse=True)
 def _models_in_tmp(request):
-    """Jobs write and read models inside NSM_MODEL_DIR only (jobs.parsers.inside_model_dir): a
+    """Jobs write and read models inside NSM_MODEL_DIR only (predictions.parsers.inside_model_dir): a
     test's own tmp_path is its model folder, so the folders tests name there are allowed."""
     if "tmp_path" in request.fixturenames:
         request.getfixturevalue("settings").NSM_MODEL_DIR = request.getfixturevalue("tmp_path")

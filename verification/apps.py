@@ -2,8 +2,12 @@ from django.apps import AppConfig
 
 
 class VerificationConfig(AppConfig):
-    """The verifier's judgements, kept for every app that reads them: verification jobs write them,
-    the calibration report and the export read them. A floor below adjudication and jobs."""
+    """NLI verification: the verify job (its kind, form, API and command), the verifier's cached
+    judgements, and the calibration of the verifier against the adjudicators' own judgements.
+    A floor above adjudication (it verifies gold and reads the judgements) and below exports."""
 
     name = "verification"
     verbose_name = "NLI verification"
+
+    def ready(self) -> None:
+        from verification import verify  # noqa: F401  (registers the verify kind)

@@ -52,9 +52,12 @@ INSTALLED_APPS = [
     "axes",  # login throttling (annotator.login_limits)
     "annotator",
     "registry",
-    "verification",
+    "jobs",  # the machinery of background jobs; each app below registers its kinds
+    "predictions",
     "adjudication",
-    "jobs",
+    "verification",
+    "training",
+    "exports",
     "server",  # serve and runapp: the processes of every app above (server/)
 ]
 

@@ -137,7 +137,7 @@ def test_a_bad_revision_is_a_400_naming_the_field_and_writes_nothing(
     ],
 )
 def test_a_bad_judgement_post_is_a_400_naming_the_field(client, gold_round, adjudicator, post, message):
-    from adjudication.calibration import gold_lines
+    from verification.calibration import gold_lines
 
     item_id, lines = next(iter(gold_lines(gold_round).items()))
     client.force_login(adjudicator)

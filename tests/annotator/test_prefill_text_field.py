@@ -14,9 +14,9 @@ from annotator.queries import assignment_with_annotation
 from annotator.sampling import item_set_from_items
 from annotator.selectors import prefill_for, prefills_for
 from annotator.services import RoundError, round_create
-from jobs.prefill import job_prefill_start
 from jobs.services import job_run
 from nsmcore.schema import SLOTS
+from predictions.prefill import job_prefill_start
 from tests.explications import PRED
 
 pytestmark = pytest.mark.django_db

@@ -2,6 +2,7 @@ from pathlib import Path
 
 import pytest
 
+from config.cli import PROJECT_APPS
 from config.env import (
     ConfigError,
     database_identity,
@@ -14,6 +15,7 @@ from config.env import (
     parse_database_url,
     postgres_pool,
 )
+from tests.app.test_layers import LAYERS
 
 BASE = Path("/srv/app")
 
@@ -271,11 +273,16 @@ def test_good_settings_pass_the_check(tmp_path):
     assert "System check identified no issues" in result.stdout
 
 
-PROJECT_COMMANDS = sorted(
-    path.stem
-    for app in ("annotator", "adjudication", "jobs")
-    for path in (ROOT / app / "management" / "commands").glob("[!_]*.py")
-)
+def commands(apps) -> list[str]:
+    found = (ROOT / app / "management" / "commands" for app in apps)
+    return sorted(path.stem for folder in found for path in folder.glob("[!_]*.py"))
+
+
+PROJECT_COMMANDS = commands(LAYERS)
+
+
+def test_every_app_with_commands_but_server_checks_its_database_first():
+    assert set(PROJECT_APPS) == {app for app in LAYERS if commands([app])} - {"server"}
 
 
 def test_the_project_commands_are_the_ones_the_readme_lists():
@@ -284,7 +291,7 @@ def test_the_project_commands_are_the_ones_the_readme_lists():
     assert PROJECT_COMMANDS and all(f"`{name}`" in listed for name in PROJECT_COMMANDS), listed
 
 
-@pytest.mark.parametrize("command", PROJECT_COMMANDS)
+@pytest.mark.parametrize("command", commands(PROJECT_APPS))
 def test_a_command_on_an_unmigrated_database_says_to_migrate(tmp_path, command):
     empty = tmp_path / "empty.sqlite3"
     empty.touch()

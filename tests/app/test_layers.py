@@ -1,5 +1,6 @@
-"""The house's floors: nsmcore at the ground, then rules, annotator, registry, verification,
-adjudication, jobs and server (running the processes); a module imports only from its own floor
+"""The house's floors: nsmcore at the ground, then rules, annotator, registry, the jobs machinery,
+the feature apps (predictions, adjudication, verification, training, exports) and server (running
+the processes); a module imports only from its own floor
 or below (inside functions too), and no modules import each other in a circle."""
 
 from __future__ import annotations
@@ -9,7 +10,10 @@ from pathlib import Path
 
 from django.conf import settings
 
-LAYERS = ("nsmcore", "rules", "annotator", "registry", "verification", "adjudication", "jobs", "server")
+LAYERS = (
+    "nsmcore", "rules", "annotator", "registry", "jobs", "predictions", "adjudication", "verification",
+    "training", "exports", "server",
+)  # fmt: skip
 
 
 def import_graph() -> dict[str, set[str]]:
@@ -70,3 +74,20 @@ def test_no_modules_import_each_other_in_a_circle():
 def test_the_ground_floor_imports_no_app():
     assert not [(a, b) for a, targets in import_graph().items() if a.startswith("nsmcore") for b in targets
                 if not b.startswith("nsmcore")]  # fmt: skip
+
+
+def test_the_jobs_machinery_names_no_kind():
+    """jobs/ runs whatever kinds the feature apps register: none of its modules names one, so adding
+    a kind touches only its own app."""
+    from jobs.kinds import KINDS
+
+    assert {"prefill", "verify", "train", "export", "rawexport"} <= set(KINDS)
+    root = Path(settings.BASE_DIR) / "jobs"
+    named = sorted(
+        f"{path.relative_to(root)}:{node.lineno}: {node.value!r}"
+        for path in root.rglob("*.py")
+        if "migrations" not in path.parts
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Constant) and node.value in KINDS
+    )
+    assert named == []

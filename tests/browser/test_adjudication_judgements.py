@@ -4,7 +4,7 @@ reload, and the lines of a second construal say so."""
 import pytest
 from playwright.sync_api import expect
 
-from adjudication.calibration import gold_lines
+from verification.calibration import gold_lines
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

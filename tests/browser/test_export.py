@@ -13,7 +13,8 @@ from annotator.model_output import pass_import
 from annotator.models import Item, Round
 from annotator.sampling import item_set_from_items
 from annotator.services import round_create
-from jobs.models import Export, Job
+from exports.models import Export
+from jobs.models import Job
 from nsmcore.tiny import build_tiny_nli
 from tests.browser.job_page import wait_until_done
 from tests.explications import PRED
@@ -101,7 +102,7 @@ def test_without_a_usable_model_an_admin_exports_unverified_and_finds_the_job_in
     settings.NSM_VERIFIER_DOWNLOAD = False
     login("dana", "dana-pw")
     page.click("nav >> text=Exports")
-    expect(page.locator("#verify-off")).to_contain_text("NSM_VERIFIER_MODEL=nobody/no-such-nli-model")
+    expect(page.locator("#export-verify-off")).to_contain_text("NSM_VERIFIER_MODEL=nobody/no-such-nli-model")
     box = page.locator("input[name=verify]")
     expect(box).to_be_enabled()  # a model given under Model would verify
     expect(box).not_to_be_checked()
@@ -120,5 +121,6 @@ def test_without_a_usable_model_an_admin_exports_unverified_and_finds_the_job_in
     expect(row).to_contain_text("without verification")
     expect(row).to_contain_text("done")
     # the jobs page's verify form stays open (a model given there is used) and names the setting
+    page.click("#start-verify summary")
     expect(page.locator("#verify-off")).to_contain_text("NSM_VERIFIER_MODEL=nobody/no-such-nli-model")
     expect(page.locator("#verify-form button[type=submit]")).to_be_enabled()

@@ -31,8 +31,9 @@ def test_an_admin_starts_a_prefill_and_watches_the_progress_bar_finish(
 ):
     login("dana", "dana-pw")
     page.click("nav >> text=Jobs")
-    page.select_option("select[name=target]", label=f"big ({N_ITEMS} items)")
-    page.select_option("select[name=backend]", "lexical")
+    page.click("#start-prefill summary")  # each kind's form behind its own disclosure
+    page.select_option("#prefill-form select[name=target]", label=f"big ({N_ITEMS} items)")
+    page.select_option("#prefill-form select[name=backend]", "lexical")
     page.click("#prefill-form button[type=submit]")
 
     job = Job.objects.get()

@@ -40,7 +40,7 @@ from schemathesis.specs.openapi.checks import (
 from adjudication.gold import convention_propose, convention_vote
 from adjudication.rule_revisions import revision_propose
 from annotator.models import Annotation, Assignment, Item, ItemSet, Round
-from jobs.export import export_start
+from exports.export import export_start
 from jobs.models import Job
 from jobs.services import job_run
 from rules.models import RuleSetVersion

@@ -51,7 +51,7 @@ from adjudication.analytics import _version, agreement_summary, round_analysis
 from adjudication.gold import gold_sync
 from adjudication.models import GoldItem
 from annotator.models import Round
-from jobs.export import export_write
+from exports.export import export_write
 
 for _ in sys.stdin:
     round_ = Round.objects.get(name="r")

@@ -17,9 +17,9 @@ from annotator.models import ParserPrediction
 from annotator.sampling import item_set_from_items
 from jobs.heartbeat import heartbeat_lost
 from jobs.models import Job
-from jobs.parsers import parser_build
-from jobs.prefill import job_prefill_start
 from jobs.services import job_enqueue, job_run, job_take_stalled, jobs_resume_stalled
+from predictions.parsers import parser_build
+from predictions.prefill import job_prefill_start
 from server.supervisor import worker_command
 from tests.app.test_env import manage
 from tests.factories import make_items
@@ -213,7 +213,7 @@ def test_a_long_batch_still_beats(admin_user, settings, monkeypatch):
 
         wait_for(beaten_twice, what="two heartbeats during one batch")
 
-    monkeypatch.setattr("jobs.prefill.parser_factory", lambda **kw: Slow(one_batch_through_two_beats))
+    monkeypatch.setattr("predictions.prefill.parser_factory", lambda **kw: Slow(one_batch_through_two_beats))
     job_run(job.pk)
     job.refresh_from_db()
     assert job.status == "done" and job.done == job.total
@@ -237,7 +237,7 @@ def test_a_run_that_lost_its_job_to_another_worker_stops_and_leaves_it_queued(
             wait_for(lambda: heartbeat_lost(job.pk), what="the heartbeat noticing the job is not its own")
 
     parser = Slow(taken_over_during_the_first_batch)
-    monkeypatch.setattr("jobs.prefill.parser_factory", lambda **kw: parser)
+    monkeypatch.setattr("predictions.prefill.parser_factory", lambda **kw: parser)
     job_run(job.pk)
     job.refresh_from_db()
     assert parser.batches == 1, "the run stopped at its next batch"

@@ -66,7 +66,7 @@ def test_without_a_usable_model_the_export_form_starts_unticked_and_says_why(
     page = client.get("/exports/").content.decode()
     box = page[page.index('name="verify"') - 40 : page.index('name="verify"') + 80]
     assert "checked" not in box and "disabled" not in box
-    assert 'id="verify-off"' in page
+    assert 'id="export-verify-off"' in page
     assert "NSM_VERIFIER_MODEL=nobody/no-such-nli-model" in page
     assert "is not in the local Hugging Face cache and downloads are off" in page
 
@@ -93,17 +93,22 @@ def test_without_a_usable_model_the_verify_form_names_the_setting_and_takes_a_mo
     assert '<button type="submit">Start verification</button>' in form and "disabled" not in form
 
     response = client.post(
-        "/jobs/verify/", {"target": f"round:{prefilled_round.pk}", "model": "", "text_field": "text"}
+        "/jobs/start/verify/", {"target": f"round:{prefilled_round.pk}", "model": "", "text_field": "text"}
     )
     assert response.status_code == 400
-    assert response.content.decode().count("NSM_VERIFIER_MODEL=nobody/no-such-nli-model") == 1
+    page = response.content.decode()
+    start = page.index('id="start-verify"')
+    section = page[start : page.index("</details>", start)]
+    assert section.startswith('id="start-verify" open>')  # the refused form is the one shown open
+    assert section.count("NSM_VERIFIER_MODEL=nobody/no-such-nli-model") == 1
     assert not Job.objects.filter(kind="verify").exists()
 
     folder = tmp_path / "nli"
     folder.mkdir()
     (folder / "config.json").write_text("{}")  # what is checked before a job exists
     response = client.post(
-        "/jobs/verify/", {"target": f"round:{prefilled_round.pk}", "model": str(folder), "text_field": "text"}
+        "/jobs/start/verify/",
+        {"target": f"round:{prefilled_round.pk}", "model": str(folder), "text_field": "text"},
     )
     assert response.status_code == 302
     assert Job.objects.get(kind="verify").params["model"] == str(folder)
@@ -154,7 +159,8 @@ def test_a_model_that_cannot_be_loaded_fails_the_verify_job_with_the_setting_nam
     client.force_login(admin_user)
     with django_capture_on_commit_callbacks(execute=False) as queued:
         response = client.post(
-            "/jobs/verify/", {"target": f"round:{prefilled_round.pk}", "model": "", "text_field": "text"}
+            "/jobs/start/verify/",
+            {"target": f"round:{prefilled_round.pk}", "model": "", "text_field": "text"},
         )
     assert response.status_code == 302
     job = Job.objects.get(kind="verify")

@@ -9,7 +9,8 @@ import json
 import pytest
 from django.urls import reverse
 
-from jobs.models import Export, Job
+from exports.models import Export
+from jobs.models import Job
 from jobs.services import job_run
 
 

@@ -180,7 +180,7 @@ def test_params_are_checked_when_built_with_the_field_named(count_kind):
 
 
 def test_a_job_takes_only_its_own_kind_of_params(db, count_kind):
-    from jobs.export import ExportParams
+    from exports.export import ExportParams
 
     with pytest.raises(TypeError, match="a count job takes CountParams, not ExportParams"):
         job_create(COUNT, user=None, item_set=None, round_=None, key="n", params=ExportParams(verify=False),

@@ -17,12 +17,12 @@ from adjudication.parser_evaluation import parser_vs_gold
 from annotator.models import Item, ItemSet, ParserPrediction
 from annotator.sampling import item_set_from_items
 from jobs.kinds import JobError
-from jobs.prefill import job_prefill_start
 from jobs.services import job_run
-from jobs.training import job_train_start
+from predictions.prefill import job_prefill_start
 from registry.models import RegisteredParser
 from registry.selectors import UnknownParser, parser_get
 from registry.services import RegistryError, parser_register
+from training.train import job_train_start
 
 
 def train(user, round_, tmp_path, **extra):

@@ -1,0 +1,12 @@
+from django.apps import AppConfig
+
+
+class ExportsConfig(AppConfig):
+    """Exports: the EmoExpl gold archive and a round's raw annotations (their kinds, records,
+    forms, pages, API, downloads and commands), and the history of every file written."""
+
+    name = "exports"
+    verbose_name = "Exports"
+
+    def ready(self) -> None:
+        from exports import export, raw_export  # noqa: F401  (register the two export kinds)

@@ -1,0 +1,276 @@
+"""The EmoExpl export job: the resolved gold corpus (or one round's) as JSONL, one record per item,
+with per-line verification metadata, beside a manifest, a dataset card and the record's JSON
+Schema, in one deterministic zip (SPEC section 8 step 7; layout in ``nsmcore.emoexpl``).
+
+The records come from ``exports.records`` batch by batch; this module starts the job, writes
+the archive and its manifest, and keeps the history. The archive is renamed into place only when
+complete, and its history row is written then; a worker killed mid-export leaves only a hidden
+temporary file that the re-run removes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Max
+from django.urls import reverse
+from django.utils.html import format_html
+
+import nsmcore
+from adjudication.models import Convention, GoldChange, GoldItem
+from annotator.models import ItemSet, Round
+from exports.models import Export
+from exports.records import Encodings, Tally, TierLists, batch_records, gold_batches
+from jobs.kinds import JobError, JobKind, Params, job_kind_register
+from jobs.models import Job
+from jobs.services import job_create, job_stopped
+from nsmcore import emoexpl
+from nsmcore.verifier import Verifier, VerifierUnavailable
+from rules.rulesets import active_rule_set
+
+SCHEMA_NAME = "record.schema.json"
+EXPORT = "export"
+
+
+@dataclass(frozen=True)
+class ExportParams(Params):
+    #: check every line with an NLI model; without, lines carry no entailment judgement
+    verify: bool
+    #: the NLI model asked for (a name or a local path; empty when not verifying)
+    model: str = ""
+
+    def validate(self) -> None:
+        if self.model and not self.verify:
+            self.bad("model", f"{self.model!r} given for an export without verification")
+
+
+def export_start(
+    *, user, round_: Round | None = None, model: str = "", verify: bool = True, enqueue: bool = True
+) -> Job:
+    """Create an export job for the whole gold corpus or one round's gold. With ``verify``, a
+    model that cannot be there (no folder, a hub name not cached) is refused before the job
+    exists; one that cannot be loaded fails the job, at once. Without ``verify``, lines carry no
+    entailment judgement and the manifest says so."""
+    from verification.verify import WITHOUT_VERIFICATION, verifier_available
+
+    if verify:
+        try:
+            model = verifier_available(model)
+        except VerifierUnavailable as error:
+            raise JobError(f"{error}, {WITHOUT_VERIFICATION}") from None
+    else:
+        model = ""
+    gold = GoldItem.objects.filter(status=GoldItem.Status.RESOLVED)
+    if round_ is not None:
+        gold = gold.filter(round=round_)
+    if not gold.exists() and not _unsynced_rounds(round_):
+        where = f"round {round_.name}" if round_ else "any round"
+        raise JobError(f"{where} has no resolved gold item yet: nothing to export")
+    return job_create(
+        EXPORT, user=user, item_set=None, round_=round_, key=f"export|{model or '-'}",
+        params=ExportParams(verify=verify, model=model), enqueue=enqueue,
+    )  # fmt: skip
+
+
+def _rounds(round_: Round | None) -> list[Round]:
+    return [round_] if round_ is not None else list(Round.objects.order_by("pk"))
+
+
+def _unsynced_rounds(round_: Round | None) -> bool:
+    """Whether some round in scope has submitted work that may open gold on sync."""
+    from annotator.models import Assignment
+
+    done = Assignment.objects.filter(status=Assignment.Status.DONE)
+    return (done.filter(round=round_) if round_ else done).exists()
+
+
+def _agreement(rounds: list[Round]) -> dict[str, Any]:
+    """Alpha and raw agreement per slot of every round in scope with two or more annotators."""
+    from adjudication.analytics import agreement_summary
+
+    out = {}
+    for round_ in rounds:
+        summary = agreement_summary(round_)
+        if summary["coders"] >= 2:
+            out[round_.name] = summary
+    return out
+
+
+def _conventions(rounds: list[Round]) -> list[dict[str, Any]]:
+    accepted = Convention.objects.filter(round__in=rounds, status=Convention.Status.ACCEPTED).order_by(
+        "number", "version"
+    )
+    return [
+        {
+            "label": c.label, "number": c.number, "version": c.version, "slot": c.slot,
+            "value_a": c.value_a, "value_b": c.value_b, "chosen": c.chosen, "rule": c.rule,
+        }
+        for c in accepted
+    ]  # fmt: skip
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "round"
+
+
+Progress = Callable[[int], None]
+
+
+def export_write(
+    *, round_: Round | None, verifier: Verifier | None, folder: Path, tag: str,
+    progress: Progress = lambda n: None, stopped: Callable[[], bool] = lambda: False,
+    total: Callable[[int], None] = lambda n: None,
+) -> tuple[Path, dict[str, Any]] | None:  # fmt: skip
+    """Write the archive into ``folder``; returns (path, manifest), or None when stopped. The
+    same database (and verifier cache) always gives the same bytes."""
+    from adjudication.gold import gold_sync
+
+    rounds = _rounds(round_)
+    for r in rounds:
+        gold_sync(r)
+    gold = GoldItem.objects.filter(status=GoldItem.Status.RESOLVED)
+    if round_ is not None:
+        gold = gold.filter(round=round_)
+    total(gold.count())
+    round_map = {r.pk: r for r in Round.objects.all()}
+    set_names = ItemSet.objects.values_list("pk", "tier", "name")
+    tiers = TierLists({pk: (tier, name) for pk, tier, name in set_names})
+    tally = Tally()
+    encodings = Encodings()  # this export's own: nothing outlives it
+    size = max(1, settings.NSM_EXPORT_BATCH_SIZE)
+    rule_set = active_rule_set()
+    emoexpl.remove_partials(folder, tag)
+    with emoexpl.atomic_archive(folder, tag=tag) as pending:
+        with pending.writer.stream(emoexpl.JSONL_NAME) as out:
+            verified_by = (verifier.cache_model, verifier.threshold) if verifier else None
+            for batch in gold_batches(round_.pk if round_ else None, size, verified_by):
+                if stopped():
+                    return None
+                records = batch_records(
+                    batch, rounds=round_map, tiers=tiers, verifier=verifier, tally=tally, encodings=encodings
+                )
+                out.write_many(records)
+                progress(len(batch))
+        jsonl = pending.writer.files[emoexpl.JSONL_NAME]
+        as_of = GoldChange.objects.filter(gold__in=gold).aggregate(last=Max("at"))["last"]
+        manifest = {
+            "name": "EmoExpl",
+            "format": emoexpl.FORMAT,
+            "scope": f"round {round_.name}" if round_ else "whole gold corpus",
+            "software_version": nsmcore.__version__,
+            # the wording of every rendered line in this file (verifier judgements are of that text)
+            "renderer_version": nsmcore.RENDERER_VERSION,
+            "gold_as_of": as_of.isoformat() if as_of else None,
+            "counts": {
+                "items": tally.items,
+                "construals": tally.construals,
+                "two_construals": tally.two_construals,
+                "lines": tally.lines,
+                "entailed_lines": tally.entailed if verifier else None,
+                "mean_item_score": round(sum(tally.scores) / len(tally.scores), 6) if tally.scores else None,
+                "tiers": [
+                    {"tier": t, "item_set": name, "items": n} for (t, name), n in sorted(tally.tiers.items())
+                ],
+                "labels": {
+                    label: {"reference": tally.reference[label], "routed": tally.routed[label]}
+                    for label in sorted(set(tally.reference) | set(tally.routed))
+                },
+                "abstentions": dict(sorted(tally.abstentions.items())),
+                "rule_set_versions": dict(sorted(tally.rule_set_versions.items())),
+            },
+            "agreement": _agreement(rounds),
+            "conventions": _conventions(rounds),
+            "rule_set": {
+                "version": rule_set.version,
+                "hash": rule_set.content_hash,
+                "rules": len(rule_set.rules),
+            },
+            "verifier": (
+                {"model": verifier.model_id, "revision": verifier.revision, "threshold": verifier.threshold}
+                if verifier
+                else None
+            ),
+            "files": {emoexpl.JSONL_NAME: {**jsonl, "records": tally.items}},
+            "citation": settings.NSM_EXPORT_CITATION,
+        }
+        pending.writer.add(emoexpl.MANIFEST_NAME, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+        pending.writer.add(emoexpl.CARD_NAME, emoexpl.dataset_card(manifest))
+        pending.writer.add(SCHEMA_NAME, json.dumps(emoexpl.record_schema(), indent=2) + "\n")
+        scope = _slug(round_.name) if round_ else "all"
+        pending.name = f"emoexpl-{scope}-{jsonl['sha256'][:12]}.zip"
+    return pending.path, manifest
+
+
+def run_export(job: Job, params: ExportParams) -> bool:
+    """The worker's side of an export job."""
+    from verification.verify import verifier_build
+
+    verifier = verifier_build(params.model, exporting=True) if params.verify else None
+    if verifier is not None:
+        Job.objects.filter(pk=job.pk).update(engine=verifier.model_id, engine_version=verifier.revision)
+    Job.objects.filter(pk=job.pk).update(done=0)
+
+    def progress(n: int) -> None:
+        with transaction.atomic():
+            Job.objects.filter(pk=job.pk).update(done=F("done") + n)
+
+    written = export_write(
+        round_=job.round, verifier=verifier, folder=Path(settings.NSM_EXPORT_DIR), tag=f"job{job.pk}",
+        progress=progress, stopped=lambda: job_stopped(job.pk),
+        total=lambda n: Job.objects.filter(pk=job.pk).update(total=n),
+    )  # fmt: skip
+    if written is None:
+        return False
+    path, manifest = written
+    archive_sha = emoexpl.file_sha256(path)
+    export = Export.objects.create(
+        job=job, round=job.round, created_by=job.created_by, filename=path.name, bytes=path.stat().st_size,
+        sha256=archive_sha, jsonl_sha256=manifest["files"][emoexpl.JSONL_NAME]["sha256"],
+        records=manifest["counts"]["items"], lines=manifest["counts"]["lines"],
+        verifier=f"{verifier.model_id}@{verifier.revision}" if verifier else "",
+        rule_set_version=manifest["rule_set"]["version"], manifest=manifest,
+    )  # fmt: skip
+    Job.objects.filter(pk=job.pk).update(
+        summary={"export": export.pk, "file": path.name, "records": export.records, "bytes": export.bytes}
+    )
+    return True
+
+
+def describe_export(job: Job, params: ExportParams) -> str:
+    if not params.verify:
+        return "without verification"
+    model = format_html("verified by <code>{}</code>", job.engine or params.model)
+    if job.engine_version:
+        model = format_html("{} revision <code>{}</code>", model, job.engine_version)
+    return model
+
+
+def export_result_path(job: Job) -> str | None:
+    """The API download of the file an export job wrote; None until it is complete."""
+    export = getattr(job, "export", None)  # the reverse one-to-one: none until the file is complete
+    return reverse("api_export_download", args=[export.pk]) if export is not None else None
+
+
+job_kind_register(
+    JobKind(
+        name=EXPORT,
+        label="EmoExpl export",
+        params=ExportParams,
+        run=run_export,
+        describe=describe_export,
+        whole="the whole gold corpus",
+        expected=(VerifierUnavailable,),
+        status_template="exports/_status_export.html",
+        form="exports.forms.ExportForm",
+        form_template="exports/_export_form.html",
+        related=("export",),
+        result_path=export_result_path,
+    )
+)

@@ -1,0 +1,71 @@
+"""The forms that start an export: the EmoExpl gold archive and a round's raw annotations (the
+Exports page, the Jobs page and the API: jobs.api.FormIn)."""
+
+from __future__ import annotations
+
+from django import forms
+
+from annotator.models import Round
+from exports.export import export_start
+from exports.raw_export import FORMATS, raw_export_start
+from jobs.models import Job
+from verification.forms import model_problem
+from verification.verify import verifier_setting_problem
+
+
+class ExportForm(forms.Form):
+    round = forms.ModelChoiceField(
+        queryset=Round.objects.order_by("name"),
+        required=False,
+        empty_label="the whole gold corpus",
+        help_text="resolved gold items only; open ones are left out until resolved",
+    )
+    verify = forms.BooleanField(
+        required=False,
+        initial=True,
+        label="Verify every line",
+        help_text="judgements already cached are reused; the rest are computed during the export",
+    )
+    model = forms.CharField(
+        required=False, max_length=250, help_text="NLI model name or local path; empty: NSM_VERIFIER_MODEL"
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        #: why the configured model cannot verify, naming the setting; or None. Then the box starts
+        #: unticked (an export without verification); ticked, it needs a model given here.
+        self.verify_off = verifier_setting_problem()
+        if self.verify_off:
+            self.fields["verify"].initial = False
+
+    def clean(self):
+        data = super().clean()
+        if data.get("verify"):
+            model = data.get("model", "")
+            problem = model_problem(model)
+            if problem:
+                field = "model" if model.strip() else "verify"
+                self.add_error(field, f"{problem}; or export without verification")
+        return data
+
+    def start(self, *, user) -> Job:
+        data = self.cleaned_data
+        return export_start(
+            user=user, round_=data["round"], model=data["model"].strip(), verify=data["verify"]
+        )
+
+
+class RawExportForm(forms.Form):
+    """A round's raw annotations (exports.raw_export): every revision of every annotator."""
+
+    round = forms.ModelChoiceField(queryset=Round.objects.order_by("name"), empty_label=None)
+    format = forms.ChoiceField(
+        choices=[(f, f.upper()) for f in FORMATS],
+        initial=FORMATS[0],
+        help_text="JSONL: one JSON object per revision; CSV: a header row and one column per slot",
+    )
+
+    def start(self, *, user) -> Job:
+        return raw_export_start(
+            user=user, round_=self.cleaned_data["round"], format=self.cleaned_data["format"]
+        )

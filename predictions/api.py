@@ -1,0 +1,110 @@
+"""REST API of the predictions app (admins only): start a prefill job; a prefill job's legality report."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import generics, serializers, status
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotator.models import ItemSet, Round
+from jobs.api import (
+    BAD,
+    CONFLICT,
+    DENIED,
+    QUEUE_UNAVAILABLE,
+    IsAdmin,
+    JobOut,
+    conflict_response,
+    created_response,
+)  # fmt: skip
+from jobs.kinds import JobError
+from jobs.models import Job
+from jobs.services import JobConflict
+from nsmcore.parsers import BACKENDS
+from predictions.prefill import MODES, job_prefill_start
+from predictions.selectors import legality_report
+
+
+class PrefillIn(serializers.Serializer):
+    item_set = serializers.PrimaryKeyRelatedField(queryset=ItemSet.objects.all(), required=False)
+    round = serializers.PrimaryKeyRelatedField(queryset=Round.objects.all(), required=False)
+    backend = serializers.ChoiceField(choices=BACKENDS, required=False)
+    model = serializers.CharField(required=False, allow_blank=True, max_length=250)
+    mode = serializers.ChoiceField(choices=MODES, required=False)
+    text_field = serializers.ChoiceField(choices=[f for f, _ in Round.TEXT_FIELDS], required=False)
+    overwrite = serializers.BooleanField(required=False, default=False)
+    adapter = serializers.CharField(required=False, allow_blank=True, max_length=250)
+
+    def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        if ("item_set" in data) == ("round" in data):
+            raise serializers.ValidationError("give one of item_set or round")
+        return data
+
+
+class LegalityOut(serializers.Serializer):
+    parser = serializers.CharField()
+    version = serializers.CharField()
+    parsed = serializers.IntegerField()
+    legal = serializers.IntegerField()
+    share_legal = serializers.FloatField(allow_null=True)
+    illegal_values = serializers.SerializerMethodField()
+    other_problems = serializers.SerializerMethodField()
+
+    def get_illegal_values(self, report) -> list[dict[str, Any]]:
+        return [{"slot": s, "value": v, "count": n} for s, v, n in report.illegal_values]
+
+    def get_other_problems(self, report) -> list[dict[str, Any]]:
+        return [{"slot": s, "problem": m, "count": n} for s, m, n in report.other_problems]
+
+
+class PrefillStart(APIView):
+    permission_classes = [IsAuthenticated & IsAdmin]
+
+    @extend_schema(
+        request=PrefillIn, responses={201: JobOut, **BAD, **DENIED, **CONFLICT, **QUEUE_UNAVAILABLE}
+    )
+    def post(self, request: Request) -> Response:
+        data = PrefillIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        try:
+            job = job_prefill_start(
+                user=request.user,
+                item_set=v.get("item_set"),
+                round_=v.get("round"),
+                backend=v.get("backend", ""),
+                model=v.get("model", ""),
+                mode=v.get("mode", ""),
+                text_field=v.get("text_field", ""),
+                overwrite=v["overwrite"],
+                adapter=v.get("adapter", ""),
+            )
+        except JobConflict as conflict:
+            return conflict_response(conflict)
+        except JobError as error:
+            return Response({"detail": str(error)}, status=status.HTTP_400_BAD_REQUEST)
+        return created_response(request, job)
+
+
+class JobLegality(APIView):
+    permission_classes = [IsAuthenticated & IsAdmin]
+
+    @extend_schema(
+        responses={
+            200: LegalityOut, **DENIED,
+            404: OpenApiResponse(description="no such job, or no parser has run in it yet"),
+        }
+    )  # fmt: skip
+    def get(self, request: Request, pk: int) -> Response:
+        job = generics.get_object_or_404(Job, pk=pk)
+        report = legality_report(job)
+        if report is None:
+            return Response(
+                {"detail": "the job has not loaded its parser yet"}, status=status.HTTP_404_NOT_FOUND
+            )
+        return Response(LegalityOut(report).data)

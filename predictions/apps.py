@@ -1,0 +1,12 @@
+from django.apps import AppConfig
+
+
+class PredictionsConfig(AppConfig):
+    """Parsers at work: the prefill job (its kind, form, API and command), building a parser from
+    the registry or the settings, and the legality report of a parser run."""
+
+    name = "predictions"
+    verbose_name = "Parser predictions"
+
+    def ready(self) -> None:
+        from predictions import prefill  # noqa: F401  (registers the prefill kind)

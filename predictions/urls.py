@@ -1,0 +1,8 @@
+from django.urls import path
+
+from predictions import api
+
+urlpatterns = [
+    path("api/jobs/prefill/", api.PrefillStart.as_view(), name="api_job_prefill"),
+    path("api/jobs/<int:pk>/legality/", api.JobLegality.as_view(), name="api_job_legality"),
+]

@@ -1,0 +1,130 @@
+"""The form that starts a train job (the Jobs page and the API: jobs.api.FormIn)."""
+
+from __future__ import annotations
+
+from django import forms
+from django.conf import settings
+
+from jobs.forms import TargetMixin, target_choices
+from jobs.models import Job
+from training.train import CLASSIFIER_FIELDS, LORA_FIELDS, METHODS, TrainParams, job_train_start
+
+_TRAIN = TrainParams.__dataclass_fields__
+
+
+class TrainForm(TargetMixin, forms.Form):
+    """A train job's parameters (training.train.TrainParams); the defaults are the dataclass's. The
+    base model is required for lora and ignored for the classifier."""
+
+    target = forms.ChoiceField(help_text="a round's gold (and passes), or the resolved gold of an item set")
+    passes = forms.CharField(
+        max_length=300, initial="gold", help_text="comma-separated: gold, annotator:NAME (a round only)"
+    )
+    method = forms.ChoiceField(
+        choices=[(m, m) for m in METHODS],
+        initial="lora",
+        help_text="lora: an adapter over a causal LM (a GPU for a real model); classifier: scikit-learn, "
+        "seconds on a CPU, no base model, the LoRA settings ignored",
+    )
+    base_model = forms.CharField(
+        required=False, max_length=250, help_text="lora only: hub name or local folder (NSM_PARSER_MODEL)"
+    )
+    output_dir = forms.CharField(
+        required=False, max_length=250, help_text="empty: a folder of its own under NSM_MODEL_DIR"
+    )
+    rank = forms.IntegerField(min_value=1, initial=_TRAIN["rank"].default)
+    alpha = forms.IntegerField(min_value=1, initial=_TRAIN["alpha"].default)
+    dropout = forms.FloatField(min_value=0, max_value=0.99, initial=_TRAIN["dropout"].default)
+    target_modules = forms.CharField(
+        required=False, max_length=300, help_text="comma-separated; empty: the architecture's default"
+    )
+    epochs = forms.IntegerField(min_value=1, initial=_TRAIN["epochs"].default)
+    learning_rate = forms.FloatField(min_value=1e-7, max_value=0.5, initial=_TRAIN["learning_rate"].default)
+    batch_size = forms.IntegerField(min_value=1, initial=_TRAIN["batch_size"].default)
+    grad_accum = forms.IntegerField(
+        min_value=1, initial=_TRAIN["grad_accum"].default, label="Gradient accumulation"
+    )
+    max_length = forms.IntegerField(min_value=64, initial=_TRAIN["max_length"].default)
+    seed = forms.IntegerField(min_value=0, initial=_TRAIN["seed"].default)
+    gradient_checkpointing = forms.BooleanField(
+        required=False, help_text="less GPU memory for long prompts, about a third slower"
+    )
+    parser_name = forms.CharField(
+        required=False, max_length=63, label="Parser name",
+        help_text="the registry name the trained parser gets (its next version); empty: METHOD-SCOPE",
+    )  # fmt: skip
+    labels_from = forms.CharField(
+        required=False,
+        max_length=100,
+        label="Labels from (item set)",
+        help_text="classifier only: an item set whose reference labels (and appraisal ratings) also train "
+        "the parser, through the rules; its eval-tier items are left out",
+    )
+    encoder = forms.CharField(
+        required=False,
+        max_length=250,
+        help_text="classifier only: sentence embeddings beside the n-grams: 'bundled' (all-MiniLM-L6-v2) "
+        "or a model folder; empty: none",
+    )
+    appraisal_weight = forms.FloatField(
+        required=False, min_value=0, max_value=10, initial=0.0,
+        help_text="classifier only, with labels: how much the appraisal ratings count (0: not at all)",
+    )  # fmt: skip
+    label_trust = forms.FloatField(
+        required=False, min_value=0.000001, max_value=1, initial=_TRAIN["label_trust"].default,
+        help_text="classifier only, with labels: how far a label may pull the slots toward its rule "
+        "(1: all the way; lower keeps them closer to the gold explications)",
+    )  # fmt: skip
+    label_prior = forms.FloatField(
+        required=False, min_value=0, max_value=100, initial=_TRAIN["label_prior"].default,
+        help_text="classifier only, with labels: the weight of a label head that chooses each text's "
+        "rule when decoding (0: none)",
+    )  # fmt: skip
+    abstain_below = forms.CharField(
+        required=False, max_length=20, initial=_TRAIN["abstain_below"].default, label="Abstain below",
+        help_text="classifier only, with labels: 'auto' (a confidence floor chosen on a tenth of the "
+        "labels, held back; it also gives the parser its held-back accuracy), a share between 0 and 1, "
+        "or empty: never",
+    )  # fmt: skip
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["target"].choices = target_choices()
+        self.fields["base_model"].initial = settings.NSM_PARSER_MODEL
+        for name in LORA_FIELDS:  # empty: the dataclass's default
+            if name in self.fields:
+                self.fields[name].required = False
+
+    def clean(self):
+        data = super().clean()
+        if data.get("method") == "lora" and not (data.get("base_model") or "").strip():
+            self.add_error("base_model", "required for the lora method: a hub name or local folder")
+        return data
+
+    def params(self) -> dict:
+        data = dict(self.cleaned_data)
+        data.pop("target")
+        for name in (
+            "passes",
+            "base_model",
+            "output_dir",
+            "target_modules",
+            "labels_from",
+            "encoder",
+            "parser_name",
+            "abstain_below",
+        ):
+            data[name] = (data.get(name) or "").strip()
+        for name in ("appraisal_weight", "label_trust", "label_prior"):
+            if data.get(name) is None:  # empty: the job's default
+                data[name] = _TRAIN[name].default
+        if data["method"] != "lora":
+            for name in ("base_model", *LORA_FIELDS):
+                data.pop(name, None)  # not used: the job keeps the defaults
+        else:
+            for name in CLASSIFIER_FIELDS:
+                data.pop(name, None)
+        return data
+
+    def start(self, *, user) -> Job:
+        return job_train_start(user=user, **self.scope(), **self.params())

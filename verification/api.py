@@ -1,0 +1,62 @@
+"""REST API of the verification app: start a verification job (admins); a round's verifier
+calibration against the adjudicators' entailment judgements (adjudicators and admins)."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from adjudication.analytics_api import RoundView
+from annotator.models import ItemSet, Round
+from jobs.api import STARTED, FormIn, FormStart
+from verification.calibration import calibration_report, report_as_dict, verifier_models
+from verification.forms import VerifyForm
+
+
+class VerifyIn(FormIn):
+    form_class = VerifyForm
+    scope_fields = ("item_set", "round")
+
+    item_set = serializers.PrimaryKeyRelatedField(
+        queryset=ItemSet.objects.all(), required=False, help_text="a parser's explications over it"
+    )
+    round = serializers.PrimaryKeyRelatedField(
+        queryset=Round.objects.all(), required=False, help_text="its resolved gold"
+    )
+    parser = serializers.CharField(
+        required=False, allow_blank=True, max_length=300,
+        help_text="for an item set: whose explications are checked (default: lexical)",
+    )  # fmt: skip
+    model = serializers.CharField(
+        required=False, allow_blank=True, max_length=250, help_text="NLI model; empty: NSM_VERIFIER_MODEL"
+    )
+    text_field = serializers.ChoiceField(choices=[f for f, _ in Round.TEXT_FIELDS], required=False)
+
+
+@extend_schema(request=VerifyIn, responses=STARTED)
+class VerifyStart(FormStart):
+    """Verify a parser's explications over an item set, or a round's gold, with an NLI model."""
+
+    serializer_class = VerifyIn
+
+
+class Calibration(RoundView):
+    @extend_schema(
+        parameters=[OpenApiParameter("model", str, description="model id @ revision; default: the newest")],
+        responses={
+            200: OpenApiTypes.OBJECT,
+            404: OpenApiResponse(description="no such round, or no cached judgement by that model"),
+        },
+    )
+    def get(self, request: Request, round_id: int) -> Response:
+        round_ = self.round(round_id)
+        models = verifier_models(round_)
+        model = request.query_params.get("model") or (models[0] if models else "")
+        if not model:
+            return Response({"detail": "no cached verifier judgement for this round's texts", "models": []})
+        if model not in models:
+            return Response({"detail": f"no cached judgement by {model!r}", "models": models}, status=404)
+        return Response({**report_as_dict(calibration_report(round_, model)), "models": models})

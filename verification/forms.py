@@ -1,0 +1,57 @@
+"""The form that starts a verification job (the Jobs page and the API: jobs.api.FormIn), and the
+check of an NLI model that the export's form shares."""
+
+from __future__ import annotations
+
+from django import forms
+
+from annotator.models import Round
+from jobs.forms import TargetMixin, target_choices
+from jobs.models import Job
+from nsmcore.verifier import VerifierUnavailable
+from verification.verify import job_verify_start, verifier_available, verifier_setting_problem
+
+
+class VerifyForm(TargetMixin, forms.Form):
+    target = forms.ChoiceField(
+        help_text="an item set (a parser's explications) or a round (its resolved gold)"
+    )
+    parser = forms.CharField(
+        required=False, max_length=300, help_text="for an item set: the parser whose explications are checked"
+    )
+    model = forms.CharField(
+        required=False, max_length=250, help_text="NLI model name or local path; empty: NSM_VERIFIER_MODEL"
+    )
+    text_field = forms.ChoiceField(choices=Round.TEXT_FIELDS, initial=Round.TEXT_GENERATED)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["target"].choices = target_choices()
+        self.fields["parser"].initial = "lexical"
+        #: why the configured model cannot verify, naming the setting; or None. A model given in
+        #: the form is used instead, so the form stays open.
+        self.verify_off = verifier_setting_problem()
+
+    def clean(self):
+        data = super().clean()
+        problem = model_problem(data.get("model", ""))
+        if problem:
+            self.add_error("model", problem)
+        return data
+
+    def start(self, *, user) -> Job:
+        data = self.cleaned_data
+        return job_verify_start(
+            user=user, **self.scope(), parser=data["parser"].strip(), model=data["model"].strip(),
+            text_field=data["text_field"],
+        )  # fmt: skip
+
+
+def model_problem(model: str) -> str | None:
+    """Why the NLI model given (or, empty, the configured one) cannot verify, checked without
+    loading it; None when it can."""
+    try:
+        verifier_available(model.strip())
+    except VerifierUnavailable as error:
+        return str(error)
+    return None
