@@ -12,39 +12,26 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from annotator.models import Round
 from exports.downloads import CONTENT_TYPES, export_file_response
 from exports.filters import ExportFilter
 from exports.forms import ExportForm, RawExportForm
 from exports.models import Export
-from exports.raw_export import FORMATS
-from jobs.api import BAD, DENIED, NOT_FOUND, STARTED, FormIn, FormStart, IsAdmin, absolute
+from jobs.api import BAD, DENIED, NOT_FOUND, STARTED, FormStart, IsAdmin, absolute, form_in
 
 
 def download_path(export: Export) -> str:
     return reverse("api_export_download", args=[export.pk])
 
 
-class ExportIn(FormIn):
-    form_class = ExportForm
-
-    round = serializers.PrimaryKeyRelatedField(
-        queryset=Round.objects.all(), required=False, allow_null=True,
-        help_text="one round's gold; null or left out: the whole gold corpus",
-    )  # fmt: skip
-    verify = serializers.BooleanField(
+ExportIn = form_in(
+    ExportForm,
+    # true when left out, even where the page starts the box unticked for want of a model: a
+    # client that asks for nothing gets the verified export, or a 400 naming NSM_VERIFIER_MODEL
+    verify=serializers.BooleanField(
         required=False, default=True, help_text="check every line with the NLI model (default true)"
-    )
-    model = serializers.CharField(
-        required=False, allow_blank=True, max_length=250, help_text="NLI model; empty: NSM_VERIFIER_MODEL"
-    )
-
-
-class RawExportIn(FormIn):
-    form_class = RawExportForm
-
-    round = serializers.PrimaryKeyRelatedField(queryset=Round.objects.all())
-    format = serializers.ChoiceField(choices=FORMATS, required=False, help_text="jsonl (default) or csv")
+    ),
+)
+RawExportIn = form_in(RawExportForm)
 
 
 class ExportOut(serializers.ModelSerializer):

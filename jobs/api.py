@@ -114,6 +114,40 @@ class FormIn(serializers.Serializer):
         return data
 
 
+def serializer_field(field: forms.Field) -> serializers.Field:
+    """The API's field for a start form's field: the same type, bounds, choices and help, so the
+    two are declared once (in the form, or the parameters it is built from: jobs.forms.setting_field).
+    Never required but where the form's field has no default; one left out gets the form's initial
+    value (FormIn)."""
+    help_text = str(field.help_text) or None
+    if isinstance(field, forms.ModelChoiceField):
+        return serializers.PrimaryKeyRelatedField(
+            queryset=field.queryset,
+            required=field.required,
+            allow_null=not field.required,
+            help_text=help_text,
+        )
+    common: dict[str, Any] = {"required": False, "help_text": help_text}
+    if isinstance(field, forms.BooleanField):
+        return serializers.BooleanField(**common)
+    if isinstance(field, forms.FloatField):  # before IntegerField: a FloatField is one
+        return serializers.FloatField(min_value=field.min_value, max_value=field.max_value, **common)
+    if isinstance(field, forms.IntegerField):
+        return serializers.IntegerField(min_value=field.min_value, max_value=field.max_value, **common)
+    if isinstance(field, forms.ChoiceField):
+        return serializers.ChoiceField(choices=[value for value, _ in field.choices], **common)
+    return serializers.CharField(allow_blank=True, max_length=field.max_length, **common)
+
+
+def form_in(form_class: type[forms.Form], *, scope_fields: tuple[str, ...] = (), doc: str = "", **declared):
+    """The input serializer of a start endpoint: a field for each of the form's (but the form's
+    ``target``, given as the ``scope_fields`` declared here), checked by the form itself (FormIn)."""
+    fields = {name: serializer_field(f) for name, f in form_class.base_fields.items() if name != "target"}
+    attrs = {**fields, **declared, "form_class": form_class, "scope_fields": scope_fields, "__doc__": doc}
+    name = form_class.__name__.removesuffix("Form") + "In"
+    return type(name, (FormIn,), {"__module__": form_class.__module__, **attrs})
+
+
 def jobs_read():
     """Jobs with what their lists show, and what their kinds made (an export...)."""
     return Job.objects.select_related("item_set", "round", "created_by", *kinds_related())

@@ -5,9 +5,14 @@ from the cleaned data, so the page and the API start the same job from the same 
 
 from __future__ import annotations
 
+import dataclasses
+import typing
+from typing import Any
+
 from django import forms
 
 from annotator.models import ItemSet, Round
+from jobs.kinds import Params
 
 
 def target_choices() -> list[tuple[str, list[tuple[str, str]]]]:
@@ -34,3 +39,21 @@ class TargetMixin:
         """The cleaned target as the services take it."""
         target = self.cleaned_data["target"]
         return {"round_": target} if isinstance(target, Round) else {"item_set": target}
+
+
+def setting_field(params: type[Params], name: str, **overrides: Any) -> forms.Field:
+    """The form field of a kind's parameter, from its one declaration (jobs.kinds.setting): its type,
+    default, bounds, label and help; ``overrides`` go to the field as they are (a widget...)."""
+    field = next(f for f in dataclasses.fields(params) if f.name == name)
+    meta, kind = field.metadata, typing.get_type_hints(params)[name]
+    options: dict[str, Any] = {"initial": field.default, "help_text": meta.get("help", "")}
+    if meta.get("label"):
+        options["label"] = meta["label"]
+    if kind is bool:
+        return forms.BooleanField(**{"required": False, **options, **overrides})
+    bounds = {"min_value": meta.get("min"), "max_value": meta.get("max")}
+    if kind is int:
+        return forms.IntegerField(**{**bounds, **options, **overrides})
+    if kind is float:
+        return forms.FloatField(**{**bounds, **options, **overrides})
+    return forms.CharField(**{"required": False, **options, **overrides})

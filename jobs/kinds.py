@@ -5,9 +5,12 @@ verify; training: train; exports: export and raw export), so the plumbing in job
 its pages, API and commands serve whatever kinds are registered.
 
 A kind's parameters are a frozen dataclass of plain values (str, bool, int, float, or one of them
-or None). They are stored as JSON in ``Job.params`` and read back only through
-``Job.typed_params``, which checks them: a key the dataclass has no field for, a missing key with
-no default, or a value of the wrong type is a JobError naming the field.
+or None). A field declared with ``setting`` carries its bounds, label and help: the one declaration
+that the parameters' own check, the kind's form (jobs.forms.setting_field), its API (which runs the
+form) and its command read, so no two of them can disagree. They are stored as JSON in
+``Job.params`` and read back only through ``Job.typed_params``, which checks them: a key the
+dataclass has no field for, a missing key with no default, a value of the wrong type or out of its
+bounds is a JobError naming the field.
 
 To add a kind: in its feature app, a module with a ``Params`` subclass, a runner and one
 ``job_kind_register`` call, imported by the app's ``AppConfig.ready``; a start form (``form``) puts
@@ -43,6 +46,12 @@ class Params:
             expected = hints[field.name]
             if not _is_a(value, expected):
                 self.bad(field.name, f"expected {_type_name(expected)}, got {value!r}")
+            low, high = field.metadata.get("min"), field.metadata.get("max")
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                if low is not None and value < low:
+                    self.bad(field.name, f"must be at least {low}, got {value}")
+                if high is not None and value > high:
+                    self.bad(field.name, f"must be at most {high}, got {value}")
         self.validate()
 
     def validate(self) -> None:
@@ -70,6 +79,15 @@ class Params:
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+def setting(
+    default: Any, *, min: float | None = None, max: float | None = None, help: str = "", label: str = ""
+) -> Any:
+    """A parameter's field with its bounds (inclusive), its help and its label, declared once: the
+    parameters check the bounds, and the form, the API and the command are built from them."""
+    metadata = {"min": min, "max": max, "help": help, "label": label}
+    return dataclasses.field(default=default, metadata=metadata)
 
 
 def _is_a(value: Any, expected: Any) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.conf import settings
 
-from jobs.forms import TargetMixin, target_choices
+from jobs.forms import TargetMixin, setting_field, target_choices
 from jobs.models import Job
 from training.train import CLASSIFIER_FIELDS, LORA_FIELDS, METHODS, TrainParams, job_train_start
 
@@ -32,23 +32,19 @@ class TrainForm(TargetMixin, forms.Form):
     output_dir = forms.CharField(
         required=False, max_length=250, help_text="empty: a folder of its own under NSM_MODEL_DIR"
     )
-    rank = forms.IntegerField(min_value=1, initial=_TRAIN["rank"].default)
-    alpha = forms.IntegerField(min_value=1, initial=_TRAIN["alpha"].default)
-    dropout = forms.FloatField(min_value=0, max_value=0.99, initial=_TRAIN["dropout"].default)
+    rank = setting_field(TrainParams, "rank")
+    alpha = setting_field(TrainParams, "alpha")
+    dropout = setting_field(TrainParams, "dropout")
     target_modules = forms.CharField(
         required=False, max_length=300, help_text="comma-separated; empty: the architecture's default"
     )
-    epochs = forms.IntegerField(min_value=1, initial=_TRAIN["epochs"].default)
-    learning_rate = forms.FloatField(min_value=1e-7, max_value=0.5, initial=_TRAIN["learning_rate"].default)
-    batch_size = forms.IntegerField(min_value=1, initial=_TRAIN["batch_size"].default)
-    grad_accum = forms.IntegerField(
-        min_value=1, initial=_TRAIN["grad_accum"].default, label="Gradient accumulation"
-    )
-    max_length = forms.IntegerField(min_value=64, initial=_TRAIN["max_length"].default)
-    seed = forms.IntegerField(min_value=0, initial=_TRAIN["seed"].default)
-    gradient_checkpointing = forms.BooleanField(
-        required=False, help_text="less GPU memory for long prompts, about a third slower"
-    )
+    epochs = setting_field(TrainParams, "epochs")
+    learning_rate = setting_field(TrainParams, "learning_rate")
+    batch_size = setting_field(TrainParams, "batch_size")
+    grad_accum = setting_field(TrainParams, "grad_accum")
+    max_length = setting_field(TrainParams, "max_length")
+    seed = setting_field(TrainParams, "seed")
+    gradient_checkpointing = setting_field(TrainParams, "gradient_checkpointing")
     parser_name = forms.CharField(
         required=False, max_length=63, label="Parser name",
         help_text="the registry name the trained parser gets (its next version); empty: METHOD-SCOPE",
@@ -66,20 +62,10 @@ class TrainForm(TargetMixin, forms.Form):
         help_text="classifier only: sentence embeddings beside the n-grams: 'bundled' (all-MiniLM-L6-v2) "
         "or a model folder; empty: none",
     )
-    appraisal_weight = forms.FloatField(
-        required=False, min_value=0, max_value=10, initial=0.0,
-        help_text="classifier only, with labels: how much the appraisal ratings count (0: not at all)",
-    )  # fmt: skip
-    label_trust = forms.FloatField(
-        required=False, min_value=0.000001, max_value=1, initial=_TRAIN["label_trust"].default,
-        help_text="classifier only, with labels: how far a label may pull the slots toward its rule "
-        "(1: all the way; lower keeps them closer to the gold explications)",
-    )  # fmt: skip
-    label_prior = forms.FloatField(
-        required=False, min_value=0, max_value=100, initial=_TRAIN["label_prior"].default,
-        help_text="classifier only, with labels: the weight of a label head that chooses each text's "
-        "rule when decoding (0: none)",
-    )  # fmt: skip
+    # empty: the job's default
+    appraisal_weight = setting_field(TrainParams, "appraisal_weight", required=False)
+    label_trust = setting_field(TrainParams, "label_trust", required=False)
+    label_prior = setting_field(TrainParams, "label_prior", required=False)
     abstain_below = forms.CharField(
         required=False, max_length=20, initial=_TRAIN["abstain_below"].default, label="Abstain below",
         help_text="classifier only, with labels: 'auto' (a confidence floor chosen on a tenth of the "

@@ -31,7 +31,7 @@ from django.utils.html import format_html
 from adjudication.gold import gold_sync
 from adjudication.training import TrainingSource, labelled_texts, parse_passes, training_data
 from annotator.models import ItemSet, Round
-from jobs.kinds import JobError, JobKind, Params, job_kind_register
+from jobs.kinds import JobError, JobKind, Params, job_kind_register, setting
 from jobs.models import Job
 from jobs.services import job_create, job_stopped
 from nsmcore import charts
@@ -95,19 +95,23 @@ class TrainParams(Params):
     passes: str = "gold"
     #: empty: NSM_MODEL_DIR/job-<id>
     output_dir: str = ""
-    rank: int = 16
-    alpha: int = 32
-    dropout: float = 0.05
+    rank: int = setting(16, min=1, help="LoRA rank: the adapter's size")
+    alpha: int = setting(32, min=1, help="LoRA alpha: the adapter's scale (alpha / rank)")
+    dropout: float = setting(0.05, min=0, max=0.99, help="dropout on the adapter's input")
     #: comma-separated module names; empty: the architecture's default
     target_modules: str = ""
-    epochs: int = 3
-    learning_rate: float = 2e-4
-    batch_size: int = 4
-    grad_accum: int = 1
-    max_length: int = 1024
-    seed: int = 0
-    checkpoint_every: int = 50
-    gradient_checkpointing: bool = False
+    epochs: int = setting(3, min=1)
+    learning_rate: float = setting(2e-4, min=1e-7, max=0.5)
+    batch_size: int = setting(4, min=1, help="examples per forward pass")
+    grad_accum: int = setting(
+        1, min=1, label="Gradient accumulation", help="an optimizer step reads batch size x this many"
+    )
+    max_length: int = setting(1024, min=64, help="tokens of prompt and answer, at most")
+    seed: int = setting(0, min=0)
+    checkpoint_every: int = setting(50, min=1, help="steps between checkpoints (a stopped job resumes there)")
+    gradient_checkpointing: bool = setting(
+        False, help="less GPU memory for long prompts, about a third slower"
+    )
     #: the registry name the trained parser gets (a new version of it); empty: METHOD-SCOPE
     parser_name: str = ""
     #: classifier only: an item set whose items' reference labels (and appraisal ratings) train
@@ -115,16 +119,23 @@ class TrainParams(Params):
     labels_from: str = ""
     #: classifier only: sentence embeddings beside the n-grams ("bundled" or a model folder)
     encoder: str = ""
-    #: classifier only: exponent of the appraisal evidence (0: ratings unused)
-    appraisal_weight: float = 0.0
+    appraisal_weight: float = setting(
+        0.0, min=0, max=10,
+        help="classifier only, with labels: how much the appraisal ratings count (0: not at all)",
+    )  # fmt: skip
     # The three settings below apply with labels_from only. Their defaults are the tool's measured
     # best on held-out silver-156 (benchmarks/results/parser.json, README): the library's
     # defaults (nsmcore.parsers.classifier.DEFAULT_OPTIONS) are the plain ones.
-    #: classifier only, with labels: the probability that a label is the one its explication
-    #: routes to (lower keeps the slots closer to gold)
-    label_trust: float = 0.5
-    #: classifier only, with labels: the weight of the label head when decoding (0: no head)
-    label_prior: float = 4.0
+    label_trust: float = setting(
+        0.5, min=0.000001, max=1,
+        help="classifier only, with labels: how far a label may pull the slots toward its rule "
+        "(1: all the way; lower keeps them closer to the gold explications)",
+    )  # fmt: skip
+    label_prior: float = setting(
+        4.0, min=0, max=100,
+        help="classifier only, with labels: the weight of a label head that chooses each text's rule when "
+        "decoding (0: none)",
+    )  # fmt: skip
     #: classifier only, with labels: "auto" (a confidence floor chosen on a tenth of the labelled
     #: texts, held back; with fewer than 40 it is off and the summary says so), "" (never
     #: abstain) or a share between 0 and 1
@@ -147,12 +158,6 @@ class TrainParams(Params):
                 check_name(self.parser_name)
             except RegistryError as error:
                 self.bad("parser_name", str(error))
-        if not 0 <= self.appraisal_weight <= 10:
-            self.bad("appraisal_weight", f"must be from 0 to 10, got {self.appraisal_weight}")
-        if not 0 < self.label_trust <= 1:
-            self.bad("label_trust", f"must be above 0 and at most 1, got {self.label_trust}")
-        if not 0 <= self.label_prior <= 100:
-            self.bad("label_prior", f"must be from 0 to 100, got {self.label_prior}")
         if self.abstain_below not in ("", "auto"):
             try:
                 share = float(self.abstain_below)

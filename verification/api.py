@@ -11,29 +11,20 @@ from rest_framework.response import Response
 
 from adjudication.analytics_api import RoundView
 from annotator.models import ItemSet, Round
-from jobs.api import STARTED, FormIn, FormStart
+from jobs.api import STARTED, FormStart, form_in
 from verification.calibration import calibration_report, report_as_dict, verifier_models
 from verification.forms import VerifyForm
 
-
-class VerifyIn(FormIn):
-    form_class = VerifyForm
-    scope_fields = ("item_set", "round")
-
-    item_set = serializers.PrimaryKeyRelatedField(
+VerifyIn = form_in(
+    VerifyForm,
+    scope_fields=("item_set", "round"),
+    item_set=serializers.PrimaryKeyRelatedField(
         queryset=ItemSet.objects.all(), required=False, help_text="a parser's explications over it"
-    )
-    round = serializers.PrimaryKeyRelatedField(
+    ),
+    round=serializers.PrimaryKeyRelatedField(
         queryset=Round.objects.all(), required=False, help_text="its resolved gold"
-    )
-    parser = serializers.CharField(
-        required=False, allow_blank=True, max_length=300,
-        help_text="for an item set: whose explications are checked (default: lexical)",
-    )  # fmt: skip
-    model = serializers.CharField(
-        required=False, allow_blank=True, max_length=250, help_text="NLI model; empty: NSM_VERIFIER_MODEL"
-    )
-    text_field = serializers.ChoiceField(choices=[f for f, _ in Round.TEXT_FIELDS], required=False)
+    ),
+)
 
 
 @extend_schema(request=VerifyIn, responses=STARTED)

@@ -8,6 +8,8 @@ missing base model folder or a bad setting: exit 2 with the reason (docs/trainin
 
 from __future__ import annotations
 
+import dataclasses
+
 from django.core.management.base import BaseCommand, CommandError
 
 from jobs.kinds import JobError
@@ -17,6 +19,15 @@ from jobs.services import job_requeue, job_resume
 from training.train import LORA_FIELDS, METHODS, TRAIN, TrainParams, job_train_start
 
 FIELDS = TrainParams.__dataclass_fields__
+#: the parameters declared with their bounds (jobs.kinds.setting): one option each, as declared
+SETTINGS = [field for field in dataclasses.fields(TrainParams) if "min" in field.metadata]
+
+
+def _help(field: dataclasses.Field) -> str:
+    low, high = field.metadata["min"], field.metadata["max"]
+    bounds = f"{low} to {high}" if high is not None else f"at least {low}" if low is not None else ""
+    parts = [field.metadata["help"], bounds, f"default {field.default}"]
+    return "; ".join(part for part in parts if part)
 
 
 class Command(BaseCommand):
@@ -38,13 +49,16 @@ class Command(BaseCommand):
         parser.add_argument(
             "--out", default="", help="adapter or model folder (default: NSM_MODEL_DIR/job-<id>)"
         )
-        for name in ("rank", "alpha", "epochs", "batch_size", "grad_accum", "max_length", "seed",
-                     "checkpoint_every"):  # fmt: skip
-            parser.add_argument("--" + name.replace("_", "-"), type=int, default=FIELDS[name].default)
-        parser.add_argument("--dropout", type=float, default=FIELDS["dropout"].default)
-        parser.add_argument("--learning-rate", "--lr", type=float, default=FIELDS["learning_rate"].default)
         parser.add_argument("--target-modules", default="", help="comma-separated; empty: the architecture's")
-        parser.add_argument("--gradient-checkpointing", action="store_true")
+        for field in SETTINGS:  # their types, defaults, bounds and help: TrainParams' declaration
+            flags = ["--" + field.name.replace("_", "-")] + (
+                ["--lr"] if field.name == "learning_rate" else []
+            )
+            help_text = _help(field)
+            if isinstance(field.default, bool):
+                parser.add_argument(*flags, action="store_true", help=help_text)
+            else:
+                parser.add_argument(*flags, type=type(field.default), default=field.default, help=help_text)
         parser.add_argument(
             "--name", default="", help="registry name of the trained parser (default METHOD-SCOPE)"
         )
@@ -57,17 +71,6 @@ class Command(BaseCommand):
         parser.add_argument(
             "--encoder", default="", help="classifier: sentence embeddings ('bundled' or a folder)"
         )
-        parser.add_argument(
-            "--appraisal-weight", type=float, default=0.0, help="classifier: appraisal evidence"
-        )
-        parser.add_argument(
-            "--label-trust", type=float, default=FIELDS["label_trust"].default,
-            help="classifier, with labels: how far a label pulls the slots toward its rule (0-1]",
-        )  # fmt: skip
-        parser.add_argument(
-            "--label-prior", type=float, default=FIELDS["label_prior"].default,
-            help="classifier, with labels: weight of the label head when decoding (0: none)",
-        )  # fmt: skip
         parser.add_argument(
             "--abstain-below", default=FIELDS["abstain_below"].default, metavar="auto|SHARE|''",
             help="classifier, with labels: abstain below this confidence ('auto': chosen on held-back "

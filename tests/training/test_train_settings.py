@@ -1,0 +1,55 @@
+"""A train job's settings are declared once (TrainParams, with jobs.kinds.setting): the job's own
+check, the form, the API and the command read the same bounds, so none accepts what another refuses."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.urls import reverse
+
+from jobs.kinds import JobError
+from jobs.models import Job
+from training.api import TrainIn
+from training.forms import TrainForm
+from training.train import TrainParams
+
+SETTINGS = [f for f in dataclasses.fields(TrainParams) if "min" in f.metadata]
+
+
+def test_the_form_and_the_api_take_their_bounds_and_defaults_from_the_parameters(db):
+    assert {f.name for f in SETTINGS} >= {"rank", "dropout", "learning_rate", "label_trust", "max_length"}
+    form, api = TrainForm().fields, TrainIn().fields
+    for field in SETTINGS:
+        low, high = field.metadata["min"], field.metadata["max"]
+        if isinstance(field.default, bool) or field.name == "checkpoint_every":  # the command's alone
+            continue
+        assert (form[field.name].min_value, form[field.name].max_value) == (low, high), field.name
+        assert (api[field.name].min_value, api[field.name].max_value) == (low, high), field.name
+        assert form[field.name].initial == field.default, field.name
+
+
+@pytest.mark.parametrize(
+    "name, value, bound", [("learning_rate", 0.9, "at most 0.5"), ("rank", 0, "at least 1")]
+)
+def test_a_value_out_of_bounds_is_refused_by_the_job_the_form_the_api_and_the_command(
+    name, value, bound, gold_round, client, admin_user
+):
+    with pytest.raises(JobError, match=f"{name}.*must be {bound}"):
+        TrainParams(base_model="org/m", **{name: value})
+
+    data = {"target": f"round:{gold_round.pk}", "passes": "gold", "method": "lora", "base_model": "org/m"}
+    form = TrainForm({**data, name: value})
+    assert not form.is_valid() and name in form.errors
+
+    client.force_login(admin_user)
+    body = {"round": gold_round.pk, "base_model": "org/m", name: value}
+    answer = client.post(reverse("api_job_train"), body, content_type="application/json")
+    assert answer.status_code == 400 and name in answer.json()
+
+    flag = "--" + name.replace("_", "-")
+    with pytest.raises(CommandError, match=f"{name}.*must be {bound}") as refused:
+        call_command("train_parser", "--round", gold_round.name, "--base", "org/m", flag, str(value))
+    assert refused.value.returncode == 2
+    assert not Job.objects.exists()
