@@ -22,10 +22,6 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
-from adjudication.gold import (
-    AdjudicationConflict,
-    AdjudicationError,
-)
 from annotator.filters import MAX_ID
 from annotator.models import Round
 from annotator.roles import ADJUDICATOR, ADMIN, HasRole, user_roles
@@ -199,16 +195,6 @@ CONFLICT = OpenApiResponse(Detail, description="the record's state forbids it no
 def _errors(*codes: int) -> dict[int, OpenApiResponse]:
     known = {400: BAD, 401: UNAUTHENTICATED, 403: FORBIDDEN, 404: MISSING, 409: CONFLICT}
     return {code: known[code] for code in codes}
-
-
-def _refused(error: AdjudicationError) -> Response:
-    code = (
-        status.HTTP_409_CONFLICT if isinstance(error, AdjudicationConflict) else status.HTTP_400_BAD_REQUEST
-    )
-    body = {"detail": str(error)}
-    if error.field:
-        body[error.field] = [str(error)]  # as every other 400 names its field
-    return Response(body, status=code)
 
 
 def _invalid(data: serializers.Serializer) -> Response:

@@ -28,14 +28,12 @@ from adjudication.api_common import (
     Text,
     _errors,
     _invalid,
-    _refused,
     _View,
     _written,
 )
 from adjudication.filters import ConventionFilter
 from adjudication.gold import (
     PREVIEW_SIZE,
-    AdjudicationError,
     acceptance_rule,
     convention_apply,
     convention_matches,
@@ -218,13 +216,10 @@ class ConventionList(generics.ListAPIView):
             return _invalid(data)
         v = data.validated_data
         source = {k: v[k] for k in ("from", "item") if v.get(k)}
-        try:
-            convention = convention_propose(
-                user=request.user, round_=v["round"], slot=v["slot"], value_a=v["value_a"],
-                value_b=v["value_b"], chosen=v["chosen"], rule=v["rule"], source=source,
-            )  # fmt: skip
-        except AdjudicationError as error:
-            return _refused(error)
+        convention = convention_propose(
+            user=request.user, round_=v["round"], slot=v["slot"], value_a=v["value_a"],
+            value_b=v["value_b"], chosen=v["chosen"], rule=v["rule"], source=source,
+        )  # fmt: skip
         return Response(ConventionDetailOut(_convention(convention.pk)).data, status=status.HTTP_201_CREATED)
 
 
@@ -248,10 +243,7 @@ class ConventionVote(_View):
         data = ConventionVoteIn(data=request.data)
         if not data.is_valid():
             return _invalid(data)
-        try:
-            convention_vote(user=request.user, convention=convention, **data.validated_data)
-        except AdjudicationError as error:
-            return _refused(error)
+        convention_vote(user=request.user, convention=convention, **data.validated_data)
         return Response(ConventionOut(_convention(convention_id)).data)
 
 
@@ -264,10 +256,7 @@ class ConventionApply(_View):
     @extend_schema(request=None, responses={200: AppliedOut, **_errors(401, 403, 404, 409)})
     def post(self, request: Request, convention_id: int) -> Response:
         convention = _convention(convention_id)
-        try:
-            changed = convention_apply(user=request.user, convention=convention)
-        except AdjudicationError as error:
-            return _refused(error)
+        changed = convention_apply(user=request.user, convention=convention)
         return Response(AppliedOut({"changed": changed, "convention": _convention(convention_id)}).data)
 
 
@@ -279,10 +268,7 @@ class ConventionWithdraw(_View):
             return Response(
                 {"detail": "only the proposer can withdraw a convention"}, status=status.HTTP_403_FORBIDDEN
             )
-        try:
-            convention_withdraw(user=request.user, convention=convention)
-        except AdjudicationError as error:
-            return _refused(error)
+        convention_withdraw(user=request.user, convention=convention)
         return Response(ConventionOut(_convention(convention_id)).data)
 
 
@@ -315,8 +301,5 @@ class ConventionRevise(_View):
         data = ConventionReviseIn(data=request.data, context={"convention": convention})
         if not data.is_valid():
             return _invalid(data)
-        try:
-            revision = convention_revise(user=request.user, convention=convention, **data.validated_data)
-        except AdjudicationError as error:
-            return _refused(error)
+        revision = convention_revise(user=request.user, convention=convention, **data.validated_data)
         return Response(ConventionDetailOut(_convention(revision.pk)).data, status=status.HTTP_201_CREATED)

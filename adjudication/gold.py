@@ -47,15 +47,25 @@ class AdjudicationError(ValueError):
     """An adjudication step that cannot be taken; the message says why, and ``field`` names the
     input at fault when one is (the API's 400 says it)."""
 
+    api_status = 400
+
     def __init__(self, message: str, *, field: str = "") -> None:
         super().__init__(message)
         self.field = field
+
+    def api_body(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"detail": str(self)}
+        if self.field:
+            body[self.field] = [str(self)]  # as every other 400 names its field
+        return body
 
 
 class AdjudicationConflict(AdjudicationError):
     """A step refused by the state a record is in now (a convention already decided, a vote
     already cast, a gold record changed since it was read), not by the values asked for: the API
     answers it 409, bad values 400."""
+
+    api_status = 409
 
 
 class StaleGold(AdjudicationConflict):
@@ -64,6 +74,9 @@ class StaleGold(AdjudicationConflict):
     def __init__(self, message: str, *, current: int) -> None:
         super().__init__(message)
         self.current = current
+
+    def api_body(self) -> dict[str, Any]:
+        return {"detail": str(self), "current_version": self.current}
 
 
 # Conventions -------------------------------------------------------------------------------------

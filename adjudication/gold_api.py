@@ -28,7 +28,6 @@ from adjudication.api_common import (
     Whole,
     _errors,
     _invalid,
-    _refused,
     _View,
     _written,
 )
@@ -38,8 +37,6 @@ from adjudication.gold import (
     ADJUDICATED,
     CONVENTION,
     UNANIMOUS,
-    AdjudicationError,
-    StaleGold,
     gold_resolve,
     gold_sync,
     gold_version,
@@ -314,14 +311,11 @@ class GoldPreviewView(_View):
         values, second = data.validated_data["values"], data.validated_data["second"]
         stored = gold.construals.all()[0]
         first = {**stored.slots, **values}
-        try:
-            preview = gold_preview(
-                first=first,
-                second={**first, **second} if second is not None else None,
-                residue=stored.residue,
-            )
-        except AdjudicationError as error:
-            return _refused(error)
+        preview = gold_preview(
+            first=first,
+            second={**first, **second} if second is not None else None,
+            residue=stored.residue,
+        )
         return Response(_preview_doc(preview))
 
 
@@ -346,12 +340,5 @@ class GoldResolve(_View):
         if not data.is_valid():
             return _invalid(data)
         v = data.validated_data
-        try:
-            gold_resolve(user=request.user, gold=gold, base_version=v["base_version"], **_resolution(v))
-        except StaleGold as stale:
-            return Response(
-                {"detail": str(stale), "current_version": stale.current}, status=status.HTTP_409_CONFLICT
-            )
-        except AdjudicationError as error:
-            return _refused(error)
+        gold_resolve(user=request.user, gold=gold, base_version=v["base_version"], **_resolution(v))
         return Response(GoldOut(_gold(round_id, item_id)).data)

@@ -15,7 +15,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from adjudication.rule_revisions import (
-    RevisionError,
     as_json,
     blocker,
     pass_names,
@@ -100,7 +99,7 @@ class RuleSetList(APIView):
             return Response(data.errors, status=status.HTTP_400_BAD_REQUEST)
         try:
             version = revision_propose(user=request.user, **data.validated_data)
-        except (RuleSetError, RevisionError) as error:
+        except RuleSetError as error:  # the library's (nsmcore knows no HTTP): a bad rule document
             return _problem(str(error))
         return Response(_detail(version), status=status.HTTP_201_CREATED)
 
@@ -139,10 +138,7 @@ class RuleSetVoteView(_VersionView):
         data = VoteIn(data=request.data)
         if not data.is_valid():
             return Response(data.errors, status=status.HTTP_400_BAD_REQUEST)
-        try:
-            row = revision_vote(user=request.user, version=row, **data.validated_data)
-        except RevisionError as error:
-            return _problem(str(error))
+        row = revision_vote(user=request.user, version=row, **data.validated_data)
         return Response(VersionOut(row).data)
 
 
@@ -158,10 +154,7 @@ class RuleSetActivate(_VersionView):
     )
     def post(self, request: Request, version: str) -> Response:
         row = self.version(version)
-        try:
-            activation = revision_activate(user=request.user, version=row, how=RuleSetActivation.How.ADMIN)
-        except RevisionError as error:
-            return _problem(str(error))
+        activation = revision_activate(user=request.user, version=row, how=RuleSetActivation.How.ADMIN)
         return Response(
             {
                 "version": row.version,

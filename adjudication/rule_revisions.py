@@ -43,7 +43,9 @@ _CHUNK = 5_000  # ids per UPDATE: under every backend's limit on query parameter
 
 
 class RevisionError(ValueError):
-    """A revision step that cannot be taken; the message says why."""
+    """A revision step that cannot be taken; the message says why (the API's 400)."""
+
+    api_status = 400
 
 
 def _rule_set(version: RuleSetVersion) -> nsmcore.RuleSet:

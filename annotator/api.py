@@ -21,8 +21,6 @@ from annotator.services import (
     TEXT_MAX_CHARS,
     TIME_SPENT_MAX_MS,
     VERSION_MAX,
-    AnnotationInvalid,
-    StaleSave,
     annotation_submit,
 )
 from nsmcore.schema import SLOTS
@@ -232,22 +230,14 @@ class AnnotationSubmit(APIView):
             )
         if "base_version" not in data:
             return Response({"base_version": {"message": "required; 0 for a first save"}}, status=400)
-        try:
-            # The service checks every value, numbers included (range, and no booleans).
-            annotation = annotation_submit(
-                assignment=assignment,
-                user=request.user,
-                values=data,
-                base_version=_whole(data["base_version"]),
-                time_spent_ms=_whole(data.get("time_spent_ms", 0)),
-            )
-        except AnnotationInvalid as invalid:
-            return Response(invalid.errors, status=status.HTTP_400_BAD_REQUEST)
-        except StaleSave as stale:
-            return Response(
-                {"detail": str(stale), "current_version": stale.current.version if stale.current else 0},
-                status=status.HTTP_409_CONFLICT,
-            )
+        # The service checks every value, numbers included (range, and no booleans).
+        annotation = annotation_submit(
+            assignment=assignment,
+            user=request.user,
+            values=data,
+            base_version=_whole(data["base_version"]),
+            time_spent_ms=_whole(data.get("time_spent_ms", 0)),
+        )
         return Response(AnnotationOut(annotation).data)
 
 

@@ -44,8 +44,6 @@ from annotator.round_selectors import (
 from annotator.sampling import DrawError, item_set_draw, item_set_of_ids
 from annotator.selectors import Progress
 from annotator.services import (
-    RoundError,
-    RoundOverlap,
     round_create,
 )
 
@@ -69,6 +67,13 @@ class Refused(Exception):
         self.status_code = status_code
         self.body = body
         super().__init__(str(body))
+
+    @property
+    def api_status(self) -> int:
+        return self.status_code
+
+    def api_body(self) -> dict[str, Any]:
+        return self.body
 
 
 def _refuse(error: Refused) -> Response:
@@ -354,16 +359,6 @@ def _conflict(field: str, message: str, **more: Any) -> Refused:
     return Refused(status.HTTP_409_CONFLICT, {"detail": message, field: [message], **more})
 
 
-def _round_refused(error: RoundError) -> Refused:
-    if isinstance(error, RoundOverlap):
-        return _conflict("allow_prefill_overlap", str(error), overlap=error.counts)
-    if error.field == "name" and "already exists" in str(error):
-        return _conflict("name", str(error))
-    if error.field:
-        return Refused(status.HTTP_400_BAD_REQUEST, {error.field: [str(error)]})
-    return Refused(status.HTTP_400_BAD_REQUEST, {"detail": str(error)})
-
-
 def _draw_refused(error: DrawError, *, name_field: str = "name") -> Refused:
     if "already exists" in str(error):
         return _conflict(name_field, str(error))
@@ -388,21 +383,18 @@ def _create_round(data: dict[str, Any], *, name: str, item_set: ItemSet) -> Roun
                     ]
                 },
             )
-    try:
-        return round_create(
-            name=name,
-            item_set=item_set,
-            annotators=data["annotators"],
-            mode=data["mode"],
-            text_field=data["text_field"],
-            annotators_per_item=data["annotators_per_item"],
-            pass_kind=data["pass_kind"],
-            show_routed_label=data["show_routed_label"],
-            prefill_parser=data["prefill_parser"],
-            allow_prefill_overlap=data["allow_prefill_overlap"],
-        )
-    except RoundError as error:
-        raise _round_refused(error) from None
+    return round_create(
+        name=name,
+        item_set=item_set,
+        annotators=data["annotators"],
+        mode=data["mode"],
+        text_field=data["text_field"],
+        annotators_per_item=data["annotators_per_item"],
+        pass_kind=data["pass_kind"],
+        show_routed_label=data["show_routed_label"],
+        prefill_parser=data["prefill_parser"],
+        allow_prefill_overlap=data["allow_prefill_overlap"],
+    )
 
 
 # --- import ----------------------------------------------------------------------------------
@@ -424,10 +416,7 @@ class ImportCreate(AdminApi):
     def post(self, request: Request) -> Response:
         form = ImportIn(data=request.data)
         form.is_valid(raise_exception=True)
-        try:
-            body = _import(form.validated_data, request)
-        except Refused as error:
-            return _refuse(error)
+        body = _import(form.validated_data, request)
         return Response(ImportOut(body, context={"request": request}).data, status=status.HTTP_201_CREATED)
 
 
@@ -508,24 +497,21 @@ class ItemSetList(generics.ListAPIView, AdminApi):
         form = ItemSetIn(data=request.data)
         form.is_valid(raise_exception=True)
         data = form.validated_data
-        try:
-            if "item_ids" in data:
-                created = item_set_of_ids(
-                    name=data["name"], item_ids=data["item_ids"], tier=data["tier"], created_by=request.user
-                )
-            else:
-                created = item_set_draw(
-                    name=data["name"],
-                    seed=data["seed"],
-                    tier=data["tier"],
-                    per_stratum=data.get("per_stratum"),
-                    size=data.get("size"),
-                    disjoint_from=data.get("disjoint_from"),
-                    source=data["source"],
-                    created_by=request.user,
-                )
-        except DrawError as error:
-            return _refuse(_draw_refused(error))
+        if "item_ids" in data:
+            created = item_set_of_ids(
+                name=data["name"], item_ids=data["item_ids"], tier=data["tier"], created_by=request.user
+            )
+        else:
+            created = item_set_draw(
+                name=data["name"],
+                seed=data["seed"],
+                tier=data["tier"],
+                per_stratum=data.get("per_stratum"),
+                size=data.get("size"),
+                disjoint_from=data.get("disjoint_from"),
+                source=data["source"],
+                created_by=request.user,
+            )
         out = ItemSetDetailOut(created, context={"request": request}).data
         return Response(out, status=status.HTTP_201_CREATED)
 

@@ -24,7 +24,6 @@ from annotator.manage_api import (
     AdminApi,
     AnnotatorsField,
     PoolChangeOut,
-    Refused,
     RoundDetailOut,
     RoundIn,
     RoundListOut,
@@ -73,10 +72,7 @@ class RoundList(generics.ListAPIView, AdminApi):
         form = RoundIn(data=request.data)
         form.is_valid(raise_exception=True)
         data = form.validated_data
-        try:
-            round_ = _create_round(data, name=data["name"], item_set=data["item_set"])
-        except Refused as error:
-            return _refuse(error)
+        round_ = _create_round(data, name=data["name"], item_set=data["item_set"])
         out = RoundDetailOut(_round_detail(round_), context={"request": request}).data
         return Response(out, status=status.HTTP_201_CREATED)
 

@@ -20,6 +20,18 @@ class DrawError(ValueError):
         super().__init__(message)
         self.field = field
 
+    @property
+    def api_status(self) -> int:
+        """409 for a name already taken, else 400."""
+        return 409 if "already exists" in str(self) else 400
+
+    def api_body(self) -> dict[str, Any]:
+        field = "name" if self.api_status == 409 else self.field
+        body: dict[str, Any] = {"detail": str(self)}
+        if field:
+            body[field] = [str(self)]  # as every other 400 names its field
+        return body
+
 
 def draw_ids(
     candidates: list[tuple[int, str]],

@@ -41,10 +41,25 @@ class RoundError(ValueError):
         self.field = field
         super().__init__(message)
 
+    @property
+    def api_status(self) -> int:
+        """409 for what conflicts with what exists (a taken name, prefill overlap), else 400."""
+        return 409 if self.field == "name" and "already exists" in str(self) else 400
+
+    def api_body(self) -> dict[str, Any]:
+        if self.api_status == 409:
+            return {"detail": str(self), self.field: [str(self)]}
+        return {self.field: [str(self)]} if self.field else {"detail": str(self)}
+
 
 class RoundOverlap(RoundError):
     """A blind round would give annotators items they already saw prefilled; ``counts`` maps
     username -> how many."""
+
+    api_status = 409
+
+    def api_body(self) -> dict[str, Any]:
+        return {"detail": str(self), "allow_prefill_overlap": [str(self)], "overlap": self.counts}
 
     def __init__(self, counts: dict[str, int]):
         self.counts = counts
@@ -59,6 +74,11 @@ class RoundOverlap(RoundError):
 class AnnotationInvalid(ValueError):
     """The submitted values are not a legal explication; ``errors`` maps field -> message."""
 
+    api_status = 400
+
+    def api_body(self) -> dict[str, Any]:
+        return self.errors
+
     def __init__(self, errors: dict[str, dict[str, Any]]):
         self.errors = errors
         super().__init__("; ".join(f"{k}: {v['message']}" for k, v in errors.items()))
@@ -67,6 +87,11 @@ class AnnotationInvalid(ValueError):
 class StaleSave(Exception):
     """The annotation changed since the form was loaded (another tab or window saved it), or the
     save names a version that was never saved (``current`` is then None)."""
+
+    api_status = 409
+
+    def api_body(self) -> dict[str, Any]:
+        return {"detail": str(self), "current_version": self.current.version if self.current else 0}
 
     def __init__(self, current: Annotation | None, *, base_version: int = 0):
         self.current = current

@@ -15,6 +15,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.views import defaults
+from rest_framework.response import Response
+from rest_framework.views import exception_handler, set_rollback
 
 API_PREFIX = "/api/"
 
@@ -129,3 +131,21 @@ class DatabaseOutage:
                 return database_unavailable(request)
             _outage["down"] = False
         return self.get_response(request)
+
+
+def api_exception_handler(exc: Exception, context: dict) -> Response | None:
+    """DRF's handler, and the one place where the apps' domain errors become answers: an error that
+    says how the API answers it (``api_status``, and ``api_body()`` where it says more than
+    ``{"detail": message}``: JobError 400, JobConflict 409 with the job, AdjudicationConflict 409,
+    StaleSave 409 with the current version...) is answered so (the service that raised it wrote
+    nothing: each writes in its own transaction); the views raise them instead of catching each
+    one. Anything else is DRF's, or a 500."""
+    response = exception_handler(exc, context)
+    if response is not None:
+        return response
+    status = getattr(exc, "api_status", None)
+    if not isinstance(status, int):
+        return None
+    body = exc.api_body() if hasattr(exc, "api_body") else {"detail": str(exc)}
+    set_rollback()
+    return Response(body, status=status)

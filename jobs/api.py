@@ -21,7 +21,7 @@ from annotator.roles import ADMIN, HasRole
 from jobs.filters import JobFilter
 from jobs.kinds import KINDS, JobError, kinds_related
 from jobs.models import Job
-from jobs.services import QUEUE_DOWN, JobConflict, job_cancel, job_queue, job_resume
+from jobs.services import QUEUE_DOWN, job_cancel, job_queue, job_resume
 
 #: the answers every admin endpoint may give a caller who is not one
 DENIED = {
@@ -174,10 +174,6 @@ class JobDetail(generics.RetrieveAPIView):
         return jobs_read()
 
 
-def conflict_response(conflict: JobConflict) -> Response:
-    return Response({"detail": str(conflict), "job": conflict.job.pk}, status=status.HTTP_409_CONFLICT)
-
-
 #: seconds a client is told to wait before trying again when the job queue cannot be reached
 QUEUE_RETRY_AFTER = 30
 QUEUE_UNAVAILABLE = {503: OpenApiResponse(description="the job queue (broker) cannot be reached; retry")}
@@ -208,12 +204,7 @@ class FormStart(APIView):
     def post(self, request: Request) -> Response:
         data = self.serializer_class(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            job = data.form.start(user=request.user)
-        except JobConflict as conflict:
-            return conflict_response(conflict)
-        except JobError as error:
-            return Response({"detail": str(error)}, status=status.HTTP_400_BAD_REQUEST)
+        job = data.form.start(user=request.user)
         return created_response(request, job)
 
 

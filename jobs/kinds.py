@@ -28,7 +28,10 @@ from typing import Any, Self
 
 
 class JobError(ValueError):
-    """A job that cannot be started, changed or read; the message says why."""
+    """A job that cannot be started, changed or read; the message says why. The API answers it
+    400 (config.errors.api_exception_handler reads ``api_status``)."""
+
+    api_status = 400
 
 
 @dataclass(frozen=True)

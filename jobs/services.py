@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from contextlib import AbstractContextManager, nullcontext
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, OperationalError, transaction
@@ -25,9 +26,16 @@ log = logging.getLogger(__name__)
 
 
 class JobConflict(JobError):
+    """The same job is already active: the API answers 409 with its id."""
+
+    api_status = 409
+
     def __init__(self, job: Job):
         self.job = job
         super().__init__(f"job #{job.pk} is already {job.status} on {job.subject} with these settings")
+
+    def api_body(self) -> dict[str, Any]:
+        return {"detail": str(self), "job": self.job.pk}
 
 
 def job_create(

@@ -19,12 +19,9 @@ from jobs.api import (
     QUEUE_UNAVAILABLE,
     IsAdmin,
     JobOut,
-    conflict_response,
     created_response,
 )  # fmt: skip
-from jobs.kinds import JobError
 from jobs.models import Job
-from jobs.services import JobConflict
 from nsmcore.parsers import BACKENDS
 from predictions.prefill import MODES, job_prefill_start
 from predictions.selectors import legality_report
@@ -72,22 +69,17 @@ class PrefillStart(APIView):
         data = PrefillIn(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        try:
-            job = job_prefill_start(
-                user=request.user,
-                item_set=v.get("item_set"),
-                round_=v.get("round"),
-                backend=v.get("backend", ""),
-                model=v.get("model", ""),
-                mode=v.get("mode", ""),
-                text_field=v.get("text_field", ""),
-                overwrite=v["overwrite"],
-                adapter=v.get("adapter", ""),
-            )
-        except JobConflict as conflict:
-            return conflict_response(conflict)
-        except JobError as error:
-            return Response({"detail": str(error)}, status=status.HTTP_400_BAD_REQUEST)
+        job = job_prefill_start(
+            user=request.user,
+            item_set=v.get("item_set"),
+            round_=v.get("round"),
+            backend=v.get("backend", ""),
+            model=v.get("model", ""),
+            mode=v.get("mode", ""),
+            text_field=v.get("text_field", ""),
+            overwrite=v["overwrite"],
+            adapter=v.get("adapter", ""),
+        )
         return created_response(request, job)
 
 

@@ -201,6 +201,8 @@ REST_FRAMEWORK = {
     # signed in and with a role: no role, no access (annotator.roles)
     "DEFAULT_PERMISSION_CLASSES": ["annotator.roles.IsMember"],
     "DEFAULT_SCHEMA_CLASS": "config.schema.AutoSchema",  # documents the error codes too
+    # the apps' domain errors (api_status, api_body) answered in one place: 400/409, rolled back
+    "EXCEPTION_HANDLER": "config.errors.api_exception_handler",
     # list endpoints filter in the database through their FilterSet; a bad value is a 400 naming it
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
