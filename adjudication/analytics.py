@@ -14,6 +14,7 @@ from django.contrib.auth import get_user_model
 from django.core.cache import caches
 from django.db.models import Count, Max, Q
 
+from adjudication.models import AgreementSnapshot
 from annotator.models import SLOT_FIELDS, Annotation, Assignment, Item, Round, text_in_field
 from annotator.versions import round_version
 from nsmcore.agreement import MISSING, AgreementReport, Conflicts, agreement, conflicts, flows, retention
@@ -114,30 +115,21 @@ def round_analysis(round_: Round, *, levels: dict[str, str] | None = None) -> Ro
     return analysis
 
 
-def _snapshot_save(round_id: int, version: str, coders: int, report: AgreementReport) -> dict[str, Any]:
-    from adjudication.models import AgreementSnapshot
-
+def _summary(coders: int, report: AgreementReport) -> dict[str, Any]:
     def number(value: float | None) -> float | None:
         return None if value is None or np.isnan(value) else round(float(value), 6)
 
-    summary = {
+    return {
         "coders": coders,
         "items": report.items,
         "alpha": {s.slot: number(s.alpha) for s in report.slots},
         "raw": {s.slot: number(s.raw) for s in report.slots},
     }
-    AgreementSnapshot.objects.update_or_create(
-        round_id=round_id, defaults={"version": version, "summary": summary}
-    )
-    return summary
 
 
 def agreement_summary(round_: Round) -> dict[str, Any]:
     """Coders, items, alpha and raw agreement per slot (nominal) of the round as its annotations
-    stand: the stored snapshot when it is of this version, else computed and stored (only the
-    export job calls this; pages read the analysis and write nothing)."""
-    from adjudication.models import AgreementSnapshot
-
+    stand: the stored snapshot when it is of this version, else computed. Reads only."""
     version = _version(round_.pk)
     snapshot = AgreementSnapshot.objects.filter(round=round_, version=version).first()
     if snapshot is not None:
@@ -149,7 +141,21 @@ def agreement_summary(round_: Round) -> dict[str, Any]:
             **{part: {s: stored[part].get(s) for s in SLOT_NAMES} for part in ("alpha", "raw")},
         }
     analysis = round_analysis(round_)
-    return _snapshot_save(round_.pk, version, analysis.data.coders, analysis.report)
+    return _summary(analysis.data.coders, analysis.report)
+
+
+def agreement_snapshot_save(round_: Round) -> None:
+    """Store the round's agreement summary as its annotations stand, unless the stored one is of
+    this version already: a named step of the export job (exports.export.export_prepare), so that
+    later exports (any process) read it instead of computing it. Pages never call it."""
+    version = _version(round_.pk)
+    if AgreementSnapshot.objects.filter(round=round_, version=version).exists():
+        return
+    analysis = round_analysis(round_)
+    AgreementSnapshot.objects.update_or_create(
+        round_id=round_.pk,
+        defaults={"version": version, "summary": _summary(analysis.data.coders, analysis.report)},
+    )
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,9 @@ from django.db import transaction
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 
+from annotator.models import ApiToken
 from annotator.roles import roles_cache_key, user_roles
+from annotator.tokens import key_digest
 
 USER_SECONDS = 300
 
@@ -79,9 +81,6 @@ class HashedTokenAuthentication(TokenAuthentication):
     (annotator.tokens): the key itself is stored nowhere."""
 
     def authenticate_credentials(self, key: str) -> tuple[Any, Any]:
-        from annotator.models import ApiToken
-        from annotator.tokens import key_digest
-
         token = ApiToken.objects.select_related("user").filter(digest=key_digest(key)).first()
         if token is None:
             raise AuthenticationFailed("Invalid token.")

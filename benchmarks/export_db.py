@@ -29,7 +29,7 @@ from adjudication.gold import gold_sync  # noqa: E402
 from annotator.models import Item  # noqa: E402
 from benchmarks.bench_parsers import crowd_texts  # noqa: E402
 from benchmarks.bulk import finished_round  # noqa: E402
-from exports.export import export_write  # noqa: E402
+from exports.export import export_prepare, export_write  # noqa: E402
 from nsmcore.regression import canonical_explications  # noqa: E402
 from nsmcore.render import render  # noqa: E402
 from nsmcore.tiny import build_tiny_nli  # noqa: E402
@@ -79,6 +79,7 @@ def main() -> None:
         out = Path(folder) / "exports"
         # the first export reads the per-line cache and keeps each construal's verified lines
         start = time.perf_counter()
+        export_prepare(None)  # the job's writes before the archive: timed with it, as the job runs them
         first_path, _ = export_write(round_=None, verifier=verifier, folder=out, tag="bench-1")
         first = time.perf_counter() - start
         first_bytes = first_path.read_bytes()
@@ -86,6 +87,7 @@ def main() -> None:
         # a fresh worker process: nothing kept in its own memory from the first run
         caches["analysis"].clear()
         start = time.perf_counter()
+        export_prepare(None)
         path, manifest = export_write(round_=None, verifier=verifier, folder=out, tag="bench")
         seconds = time.perf_counter() - start
         assert path.read_bytes() == first_bytes, "the same database gives the same bytes"

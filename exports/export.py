@@ -24,8 +24,10 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 import nsmcore
+from adjudication.analytics import agreement_snapshot_save, agreement_summary
+from adjudication.gold import gold_sync
 from adjudication.models import Convention, GoldChange, GoldItem
-from annotator.models import ItemSet, Round
+from annotator.models import Assignment, ItemSet, Round
 from exports.models import Export
 from exports.records import Encodings, Tally, TierLists, batch_records, gold_batches
 from jobs.kinds import JobError, JobKind, Params, job_kind_register
@@ -34,6 +36,7 @@ from jobs.services import job_create, job_stopped
 from nsmcore import emoexpl
 from nsmcore.verifier import Verifier, VerifierUnavailable
 from rules.rulesets import active_rule_set
+from verification.verify import WITHOUT_VERIFICATION, verifier_available, verifier_build
 
 SCHEMA_NAME = "record.schema.json"
 EXPORT = "export"
@@ -58,8 +61,6 @@ def export_start(
     model that cannot be there (no folder, a hub name not cached) is refused before the job
     exists; one that cannot be loaded fails the job, at once. Without ``verify``, lines carry no
     entailment judgement and the manifest says so."""
-    from verification.verify import WITHOUT_VERIFICATION, verifier_available
-
     if verify:
         try:
             model = verifier_available(model)
@@ -85,16 +86,12 @@ def _rounds(round_: Round | None) -> list[Round]:
 
 def _unsynced_rounds(round_: Round | None) -> bool:
     """Whether some round in scope has submitted work that may open gold on sync."""
-    from annotator.models import Assignment
-
     done = Assignment.objects.filter(status=Assignment.Status.DONE)
     return (done.filter(round=round_) if round_ else done).exists()
 
 
 def _agreement(rounds: list[Round]) -> dict[str, Any]:
     """Alpha and raw agreement per slot of every round in scope with two or more annotators."""
-    from adjudication.analytics import agreement_summary
-
     out = {}
     for round_ in rounds:
         summary = agreement_summary(round_)
@@ -123,18 +120,25 @@ def _slug(text: str) -> str:
 Progress = Callable[[int], None]
 
 
+def export_prepare(round_: Round | None) -> None:
+    """The export's writes, named and before it reads: open the gold records of every round in scope
+    whose annotations are all in (gold_sync), and store each round's agreement snapshot, so that
+    the archive holds every resolved item and a later export reads the agreement instead of
+    computing it."""
+    for r in _rounds(round_):
+        gold_sync(r)
+        agreement_snapshot_save(r)
+
+
 def export_write(
     *, round_: Round | None, verifier: Verifier | None, folder: Path, tag: str,
     progress: Progress = lambda n: None, stopped: Callable[[], bool] = lambda: False,
     total: Callable[[int], None] = lambda n: None,
 ) -> tuple[Path, dict[str, Any]] | None:  # fmt: skip
-    """Write the archive into ``folder``; returns (path, manifest), or None when stopped. The
-    same database (and verifier cache) always gives the same bytes."""
-    from adjudication.gold import gold_sync
-
+    """Write the archive of the gold in ``folder``; returns (path, manifest), or None when stopped.
+    Reads the database only (its writes are export_prepare's, before it): the same database (and
+    verifier cache) always gives the same bytes."""
     rounds = _rounds(round_)
-    for r in rounds:
-        gold_sync(r)
     gold = GoldItem.objects.filter(status=GoldItem.Status.RESOLVED)
     if round_ is not None:
         gold = gold.filter(round=round_)
@@ -209,10 +213,10 @@ def export_write(
 
 
 def run_export(job: Job, params: ExportParams) -> bool:
-    """The worker's side of an export job."""
-    from verification.verify import verifier_build
-
+    """The worker's side of an export job: the model (an unusable one fails the job before
+    anything is written), the export's writes (export_prepare), then the archive."""
     verifier = verifier_build(params.model, exporting=True) if params.verify else None
+    export_prepare(job.round)
     if verifier is not None:
         Job.objects.filter(pk=job.pk).update(engine=verifier.model_id, engine_version=verifier.revision)
     Job.objects.filter(pk=job.pk).update(done=0)

@@ -37,6 +37,7 @@ from nsmcore.render import render
 from nsmcore.schema import SLOT_NAMES, Explication
 from nsmcore.verifier import Verifier, text_key
 from verification.models import LineVerification
+from verification.verify import DbCache
 
 
 @dataclass
@@ -261,8 +262,6 @@ def _scores(verifier: Verifier | None, work: list[tuple[str, str, list[str]]]) -
     (sha, premise, lines)."""
     if verifier is None:
         return {}
-    from verification.verify import DbCache
-
     shas = sorted({sha for sha, _, _ in work})
     found: Scores = {}
     for start in range(0, len(shas), 900):  # under every database's parameter limit

@@ -11,6 +11,7 @@ from contextlib import AbstractContextManager, nullcontext
 from datetime import timedelta
 from typing import Any
 
+from celery import current_app
 from django.conf import settings
 from django.db import IntegrityError, OperationalError, transaction
 from django.db.models import Q, Value
@@ -74,8 +75,6 @@ QUEUE_DOWN = "the job queue cannot be reached"
 def job_enqueue(*, job: Job) -> None:
     """Send the job to the broker. A broker that cannot be reached fails the job, with the reason."""
     # by name: jobs.tasks imports this module (the task is registered when the app is ready)
-    from celery import current_app
-
     try:
         result = current_app.tasks["jobs.run_job"].apply_async((job.pk,), queue=job_queue(job))
     except Exception as error:  # kombu raises several kinds; the job must not stay queued forever

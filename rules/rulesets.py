@@ -20,6 +20,7 @@ from django.db import transaction
 import nsmcore
 from nsmcore.mapper import RuleSetError, parse_rule_set
 from nsmcore.regression import run_suite
+from rules.models import RuleSetActivation, RuleSetVersion
 
 ACTIVE_KEY = "nsm:rules:active"
 
@@ -48,8 +49,6 @@ def active_rule_set() -> nsmcore.RuleSet:
     """The active version, read from the database once per change (through the cache)."""
     document = cache.get(ACTIVE_KEY)
     if document is None:
-        from rules.models import RuleSetVersion
-
         row = RuleSetVersion.objects.filter(status=RuleSetVersion.Status.ACTIVE).values("document").first()
         document = row["document"] if row else rule_set_document(packaged_rule_set())
         cache.set(ACTIVE_KEY, document, timeout=None)
@@ -76,8 +75,6 @@ def initial_version_fields(rule_set: nsmcore.RuleSet) -> dict[str, Any]:
 def ensure_initial_version() -> Any:
     """The active version's row; on a database with no version yet, the packaged default is
     recorded as the first (active, activated ``initial``). Only write paths call this."""
-    from rules.models import RuleSetActivation, RuleSetVersion
-
     active = RuleSetVersion.objects.filter(status=RuleSetVersion.Status.ACTIVE).first()
     if active is not None or RuleSetVersion.objects.exists():
         return active
@@ -92,8 +89,6 @@ def ensure_initial_version() -> Any:
 
 def next_version_name() -> str:
     """One more than the largest whole-number version stored ("2" after "1")."""
-    from rules.models import RuleSetVersion
-
     numbers = [int(v) for v in RuleSetVersion.objects.values_list("version", flat=True) if v.isdigit()]
     return str(max(numbers, default=0) + 1)
 

@@ -7,7 +7,7 @@ A line's human label is the majority of its judges; a tie is left out (and count
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from django.conf import settings
@@ -236,8 +236,6 @@ def calibration_report(round_: Round, model: str) -> CalibrationReport:
 
 
 def report_as_dict(report: CalibrationReport) -> dict[str, Any]:
-    from dataclasses import asdict
-
     roc = [
         {"threshold": None if p.threshold == float("inf") else p.threshold, "tpr": p.tpr, "fpr": p.fpr}
         for p in report.roc

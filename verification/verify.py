@@ -13,6 +13,8 @@ from django.db import transaction
 from django.db.models import F
 from django.utils.html import format_html
 
+from adjudication.gold import gold_sync
+from adjudication.models import GoldConstrual
 from annotator.models import Item, ItemSet, ItemSetMember, ParserPrediction, Round
 from jobs.kinds import JobError, JobKind, Params, job_kind_register
 from jobs.models import Job
@@ -133,9 +135,6 @@ def explications_for(job: Job, params: VerifyParams) -> list[tuple[int, str, lis
     prediction of a parser for each item of an item set."""
     source = params.source
     if source == GOLD:
-        from adjudication.gold import gold_sync
-        from adjudication.models import GoldConstrual
-
         round_ = job.round
         gold_sync(round_)  # items whose annotations all agree are gold without a visit to a page
         rows: dict[int, list[dict[str, str]]] = {}

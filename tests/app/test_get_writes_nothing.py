@@ -71,8 +71,9 @@ def test_the_crawl_sees_a_write_when_a_get_makes_one(client, adjudicator, submit
 
 def test_the_agreement_page_stores_no_snapshot_the_export_does(client, adjudicator, submitted):
     """The agreement page computes the round's analysis on GET and writes nothing; the snapshot the
-    export reads is stored by agreement_summary, which only the export job calls."""
-    from adjudication.analytics import agreement_summary
+    export reads is stored by agreement_snapshot_save, a named step of the export job, and reading
+    the summary stores nothing."""
+    from adjudication.analytics import agreement_snapshot_save, agreement_summary
     from adjudication.models import AgreementSnapshot
 
     client.force_login(adjudicator)
@@ -80,4 +81,6 @@ def test_the_agreement_page_stores_no_snapshot_the_export_does(client, adjudicat
     assert writes == []
     assert not AgreementSnapshot.objects.exists()
     summary = agreement_summary(submitted)
-    assert AgreementSnapshot.objects.get(round=submitted).summary == summary
+    assert not AgreementSnapshot.objects.exists()
+    agreement_snapshot_save(submitted)
+    assert AgreementSnapshot.objects.get(round=submitted).summary == summary == agreement_summary(submitted)

@@ -91,3 +91,27 @@ def test_the_jobs_machinery_names_no_kind():
         if isinstance(node, ast.Constant) and node.value in KINDS
     )
     assert named == []
+
+
+def test_the_apps_import_at_module_level():
+    """The apps import each other at the top of a module, where a reader sees them; only an app's
+    ``ready`` imports inside a function (the modules that register its job kinds). Libraries a
+    process may never need (torch, transformers) are another matter: they load when used."""
+    root = Path(settings.BASE_DIR)
+    hidden = []
+    for app in LAYERS[1:]:
+        for path in (root / app).rglob("*.py"):
+            if "migrations" in path.parts or path.name == "apps.py":
+                continue
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    for inner in ast.walk(node):
+                        if isinstance(inner, ast.Import):
+                            names = [alias.name for alias in inner.names]
+                        elif isinstance(inner, ast.ImportFrom) and inner.level == 0:
+                            names = [inner.module or ""]
+                        else:
+                            continue
+                        if any(name.split(".")[0] in LAYERS for name in names):
+                            hidden.append(f"{path.relative_to(root)}:{inner.lineno}")
+    assert hidden == []

@@ -6,14 +6,17 @@ starts; the page, the downloads (admins only) and the command."""
 import hashlib
 import io
 import json
+import re
 import zipfile
 from pathlib import Path
 
 import jsonschema
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
 
 import nsmcore
+from adjudication.models import AgreementSnapshot, GoldItem
 from annotator.models import Item
 from exports import export as export_module
 from exports.export import export_start
@@ -334,3 +337,28 @@ def test_the_command_exports_and_copies_the_archive(gold_round, tmp_path):
     assert (tmp_path / export.filename).read_bytes() == export.path.read_bytes()
     with pytest.raises(CommandError, match="no round named 'nope'"):
         call_command("export_corpus", "--round", "nope")
+
+
+def test_the_archive_is_written_by_reading_only_after_its_named_writes(gold_round, tmp_path):
+    """Opening gold records and storing the agreement snapshot are export_prepare's; export_write
+    reads the database and writes nothing to it (without verification: no judgement to cache)."""
+    writes: list[str] = []
+
+    def record(execute, sql, params, many, context):
+        if re.match(r"\s*(INSERT|UPDATE|DELETE)\b", sql, re.IGNORECASE):
+            writes.append(sql[:120])
+        return execute(sql, params, many, context)
+
+    export_module.export_prepare(gold_round)
+    assert AgreementSnapshot.objects.filter(round=gold_round).exists()
+    with connection.execute_wrapper(record):
+        path, manifest = export_module.export_write(
+            round_=gold_round, verifier=None, folder=tmp_path, tag="t"
+        )
+    assert writes == []
+    assert (
+        path.exists()
+        and manifest["counts"]["items"]
+        == GoldItem.objects.filter(round=gold_round, status=GoldItem.Status.RESOLVED).count()
+        > 0
+    )

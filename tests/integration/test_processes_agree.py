@@ -48,15 +48,14 @@ from pathlib import Path
 import django
 django.setup()
 from adjudication.analytics import _version, agreement_summary, round_analysis
-from adjudication.gold import gold_sync
 from adjudication.models import GoldItem
 from annotator.models import Round
-from exports.export import export_write
+from exports.export import export_prepare, export_write
 
 for _ in sys.stdin:
     round_ = Round.objects.get(name="r")
     analysis = round_analysis(round_)
-    gold_sync(round_)
+    export_prepare(round_)
     with tempfile.TemporaryDirectory() as folder:
         _, manifest = export_write(round_=round_, verifier=None, folder=Path(folder), tag="t")
     print(json.dumps({
