@@ -72,7 +72,7 @@ class ImportReport:
     created: int = 0
     unchanged: int = 0
     source: str = ""
-    # every row's id in file order: what an item set "of this file" holds (annotator.manage_api)
+    # every row's id in file order: what an item set "of this file" holds (annotator.import_api)
     source_ids: list[str] = field(default_factory=list, repr=False)
 
     def summary(self) -> str:

@@ -1,7 +1,7 @@
 """Rounds through the API, for admins: list and create, a round's progress per annotator and
 overall, and its pool (add an annotator, who receives a fair share of the pending work; remove
 one, whose pending work goes to the others). The same services as the round pages; what the admin
-API shares (roles, refusals, the round's fields) is in annotator.manage_api."""
+API's resources share (the role, refusals) is in annotator.admin_api."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import generics, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from annotator.manage_api import (
+from annotator.admin_api import (
     BAD,
     CONFLICT,
     NO_CREDENTIALS,
@@ -22,26 +22,203 @@ from annotator.manage_api import (
     NOT_ADMIN,
     NOT_FOUND,
     AdminApi,
-    AnnotatorsField,
-    PoolChangeOut,
-    RoundDetailOut,
-    RoundIn,
-    RoundListOut,
+    ProgressOut,
+    Refused,
     _conflict,
-    _create_round,
+    _link,
     _progress,
     _refuse,
-    _round_detail,
 )
-from annotator.models import Round
+from annotator.models import ItemSet, Round
 from annotator.round_selectors import (
+    annotator_choices,
+    parser_coverage,
+    round_annotators,
     rounds_with_progress,
 )
+from annotator.selectors import Progress
 from annotator.services import (
     RoundError,
     round_annotator_add,
     round_annotator_remove,
+    round_create,
 )
+
+SMALL_INT = 2**15 - 1
+
+
+# The round's choices as plain value lists: the prefill job's "mode" and "text_field" have other
+# values, so the schema names these apart (the mode's enum is RoundModeEnum through
+# SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"], which matches this list).
+MODES = [value for value, _ in Round.Mode.choices]
+
+
+TEXT_FIELDS = [value for value, _ in Round.TEXT_FIELDS]
+
+
+@extend_schema_field({"type": "string", "enum": MODES})
+class ModeField(serializers.ChoiceField):
+    pass
+
+
+@extend_schema_field({"type": "string", "enum": TEXT_FIELDS})
+class TextFieldField(serializers.ChoiceField):
+    pass
+
+
+class AnnotatorsField(serializers.ListField):
+    """Usernames or ids of active annotators, repeated or comma-separated (usernames hold no
+    comma). Resolved to users in the order given."""
+
+    child = serializers.CharField(max_length=150)
+
+    def to_internal_value(self, data: Any) -> list[User]:
+        if isinstance(data, str):
+            data = [data]
+        given = super().to_internal_value(data)
+        values = [part.strip() for value in given for part in value.split(",") if part.strip()]
+        if not values:
+            return []
+        ids = [int(v) for v in values if v.isascii() and v.isdigit() and len(v) < 19]
+        candidates = annotator_choices().filter(username__in=values) | annotator_choices().filter(pk__in=ids)
+        by_key: dict[str, User] = {}
+        for user in candidates:
+            by_key[user.username] = user
+            by_key.setdefault(str(user.pk), user)
+        unknown = [v for v in values if v not in by_key]
+        if unknown:
+            raise serializers.ValidationError(
+                f"no active annotator named (or with the id) {', '.join(map(repr, unknown[:10]))}"
+            )
+        return [by_key[v] for v in values]
+
+
+class RoundOptionsIn(serializers.Serializer):
+    """A round's pool and options, as round_create takes them (the new-round page's fields)."""
+
+    annotators = AnnotatorsField(
+        required=False, default=list, help_text="usernames or ids of active annotators"
+    )
+    mode = ModeField(choices=MODES, default=Round.Mode.BLIND)
+    text_field = TextFieldField(choices=TEXT_FIELDS, default=Round.TEXT_MASKED)
+    annotators_per_item = serializers.IntegerField(min_value=1, max_value=SMALL_INT, default=2)
+    pass_kind = serializers.ChoiceField(choices=Round.PassKind.choices, default=Round.PassKind.HUMAN)
+    show_routed_label = serializers.BooleanField(default=False)
+    prefill_parser = serializers.CharField(
+        max_length=300, required=False, allow_blank=True, default="", help_text="prefilled rounds"
+    )
+    allow_prefill_overlap = serializers.BooleanField(
+        default=False, help_text="create a blind round even over items its annotators saw prefilled"
+    )
+
+
+class RoundIn(RoundOptionsIn):
+    name = serializers.CharField(max_length=100)
+    item_set = serializers.PrimaryKeyRelatedField(queryset=ItemSet.objects.all(), help_text="item set id")
+
+
+class RoundOut(serializers.ModelSerializer):
+    item_set = serializers.IntegerField(source="item_set_id")
+    mode = ModeField(choices=MODES, read_only=True)
+    text_field = TextFieldField(choices=TEXT_FIELDS, read_only=True)
+    item_set_name = serializers.CharField(source="item_set.name")
+    url = serializers.SerializerMethodField()
+    page = serializers.SerializerMethodField(help_text="the round's admin page")
+
+    class Meta:
+        model = Round
+        fields = [
+            "id", "name", "item_set", "item_set_name", "mode", "text_field", "annotators_per_item",
+            "pass_kind", "show_routed_label", "prefill_parser", "created_at", "url", "page",
+        ]  # fmt: skip
+
+    def get_url(self, obj: Round) -> str:
+        return _link(self.context.get("request"), "api_round", obj.pk)
+
+    def get_page(self, obj: Round) -> str:
+        return _link(self.context.get("request"), "manage_round", obj.pk, kwarg="round_id")
+
+
+class RoundListOut(RoundOut):
+    progress = ProgressOut()
+    pool_size = serializers.IntegerField()
+
+    class Meta(RoundOut.Meta):
+        fields = [*RoundOut.Meta.fields, "pool_size", "progress"]
+
+
+class AnnotatorProgressOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    username = serializers.CharField()
+    in_pool = serializers.BooleanField()
+    progress = ProgressOut()
+
+
+class RoundDetailOut(RoundOut):
+    progress = ProgressOut(help_text="the whole round")
+    annotators = AnnotatorProgressOut(many=True, help_text="each annotator with work in it or in its pool")
+
+    class Meta(RoundOut.Meta):
+        fields = [*RoundOut.Meta.fields, "progress", "annotators"]
+
+
+class PoolChangeOut(serializers.Serializer):
+    moved = serializers.IntegerField(help_text="pending assignments that changed hands")
+    uncovered = serializers.IntegerField(help_text="items left with fewer annotators")
+    received = serializers.DictField(
+        child=serializers.IntegerField(), help_text="who received pending assignments, how many each"
+    )
+    given = serializers.DictField(
+        child=serializers.IntegerField(), help_text="whose pending assignments moved, how many each"
+    )
+    summary = serializers.CharField()
+    round = RoundDetailOut()
+
+
+def _round_detail(round_: Round) -> Round:
+    """The round with its progress: per annotator, and overall as their sum (one query each)."""
+    rows = round_annotators(round_)
+    round_.annotators = [
+        {
+            "id": r.user.pk,
+            "username": r.user.username,
+            "in_pool": r.in_pool,
+            "progress": _progress(r.progress),
+        }
+        for r in rows
+    ]
+    total = Progress(*(sum(getattr(r.progress, k) for r in rows) for k in ("assigned", "done", "skipped")))
+    round_.progress = _progress(total)
+    return round_
+
+
+def _create_round(data: dict[str, Any], *, name: str, item_set: ItemSet) -> Round:
+    parser = data["prefill_parser"]
+    if data["mode"] == Round.Mode.PREFILLED and parser:
+        # as the new-round page offers them: parsers with legal predictions for the set's items
+        offered = [c.parser for c in parser_coverage(item_set)]
+        if parser not in offered:  # (one read from another text field: round_create names it)
+            shown = ", ".join(offered) or "none"
+            raise Refused(
+                400,
+                {
+                    "prefill_parser": [
+                        f"{parser!r} has no legal prediction for this item set; parsers: {shown}"
+                    ]
+                },
+            )
+    return round_create(
+        name=name,
+        item_set=item_set,
+        annotators=data["annotators"],
+        mode=data["mode"],
+        text_field=data["text_field"],
+        annotators_per_item=data["annotators_per_item"],
+        pass_kind=data["pass_kind"],
+        show_routed_label=data["show_routed_label"],
+        prefill_parser=data["prefill_parser"],
+        allow_prefill_overlap=data["allow_prefill_overlap"],
+    )
 
 
 class RoundList(generics.ListAPIView, AdminApi):

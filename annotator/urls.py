@@ -2,7 +2,8 @@ from django.urls import path
 
 from annotator import (
     api,
-    manage_api,
+    import_api,
+    item_set_api,
     manage_views,
     round_api,
     round_views,
@@ -48,9 +49,9 @@ urlpatterns = [
     path("api/assignments/<int:pk>/history/", api.AnnotationHistory.as_view(), name="api_annotation_history"),
     path("account/tokens/", token_views.tokens, name="account_tokens"),
     path("api/token/", token_views.TokenApi.as_view(), name="api_token"),
-    path("api/imports/", manage_api.ImportCreate.as_view(), name="api_imports"),
-    path("api/item-sets/", manage_api.ItemSetList.as_view(), name="api_item_sets"),
-    path("api/item-sets/<int:pk>/", manage_api.ItemSetDetail.as_view(), name="api_item_set"),
+    path("api/imports/", import_api.ImportCreate.as_view(), name="api_imports"),
+    path("api/item-sets/", item_set_api.ItemSetList.as_view(), name="api_item_sets"),
+    path("api/item-sets/<int:pk>/", item_set_api.ItemSetDetail.as_view(), name="api_item_set"),
     path("api/rounds/", round_api.RoundList.as_view(), name="api_rounds"),
     path("api/rounds/<int:pk>/", round_api.RoundDetail.as_view(), name="api_round"),
     path("api/rounds/<int:pk>/annotators/", round_api.RoundPoolAdd.as_view(), name="api_round_pool_add"),

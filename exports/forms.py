@@ -18,7 +18,8 @@ class ExportForm(forms.Form):
         queryset=Round.objects.order_by("name"),
         required=False,
         empty_label="the whole gold corpus",
-        help_text="resolved gold items only; open ones are left out until resolved",
+        help_text="empty: the whole gold corpus; resolved gold items only, open ones are left out until "
+        "resolved",
     )
     verify = forms.BooleanField(
         required=False,

@@ -218,7 +218,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {
         # a round's mode beside the prefill job's "mode" (other values): named apart
-        "RoundModeEnum": "annotator.manage_api.MODES",
+        "RoundModeEnum": "annotator.round_api.MODES",
         # status sets shared by several answers of the conventions and gold API
         "ConventionStatusEnum": "adjudication.models.Convention.Status",
         "GoldStatusEnum": "adjudication.models.GoldItem.Status",

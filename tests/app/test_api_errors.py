@@ -23,8 +23,8 @@ from tests.app.test_layers import LAYERS
 #: handlers that answer a domain error otherwise than it says, each for a reason
 REMAPPED = {
     ("annotator.round_api", "RoundError"): "a pool change refused is a conflict about the annotator",
-    ("annotator.manage_api", "DrawError"): "an import's item set is named in its `item_set` field",
-    ("annotator.manage_api", "Refused"): "an import's round is named in its `round` field",
+    ("annotator.import_api", "DrawError"): "an import's item set is named in its `item_set` field",
+    ("annotator.import_api", "Refused"): "an import's round is named in its `round` field",
     ("jobs.api", "JobError"): "cancel or resume refused: the job's state conflicts (409)",
 }
 
