@@ -1,19 +1,24 @@
 """Adjudicators' pages: a round's agreement dashboard, conflicts, one item side by side, flows
-between passes and anchoring. Every table downloads as CSV (``?format=csv``)."""
+between passes and anchoring. Each page reads its query string through a form (adjudication.forms:
+a bad value is a 400 naming it), and each table downloads as CSV from a view of its own that reads
+the same form (``agreement.csv``, ``conflicts.csv``...)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib.auth import get_user_model
 from django.core.paginator import Paginator
 from django.db.models import Count, Q
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from adjudication.analytics import (
     Pass,
+    RoundAnalysis,
     anchoring,
     arms,
     blind_controls,
@@ -25,23 +30,20 @@ from adjudication.analytics import (
     round_submissions,
 )
 from adjudication.downloads import csv_response
+from adjudication.forms import AgreementQuery, AnchoringQuery, ConflictQuery, FlowQuery, refused_query
 from adjudication.gold_selectors import gold_awaiting
 from adjudication.models import GoldItem
 from annotator.models import Annotation, Assignment, Item, Round
 from annotator.roles import ADJUDICATOR, ADMIN, require_role
 from nsmcore.agreement import AgreementReport
 from nsmcore.charts import Interval, interval_chart
-from nsmcore.schema import SLOT_NAMES, SLOTS
+from nsmcore.schema import SLOT_BY_NAME, SLOT_NAMES, SLOTS
 
 PAGE_SIZE = 50
 CONTROL_NEEDED = (
     "A blind control needs a blind round over the same items, annotated by other annotators "
     "(with no prefill shown)"
 )
-
-
-def _levels(request: HttpRequest) -> dict[str, str]:
-    return {"intensity": "ordinal"} if request.GET.get("intensity") == "ordinal" else {}
 
 
 def _fmt(x: float | None) -> str:
@@ -68,21 +70,19 @@ def rounds(request: HttpRequest) -> HttpResponse:
     return render(request, "adjudication/rounds.html", {"rows": rows})
 
 
+def _agreement(request: HttpRequest, round_id: int) -> tuple[Round, AgreementQuery, RoundAnalysis | None]:
+    round_ = get_object_or_404(Round, pk=round_id)
+    query = AgreementQuery(request.GET)
+    return round_, query, round_analysis(round_, levels=query.levels()) if query.is_valid() else None
+
+
 @require_GET
 @require_role(ADJUDICATOR, ADMIN)
 def dashboard(request: HttpRequest, round_id: int) -> HttpResponse:
-    round_ = get_object_or_404(Round, pk=round_id)
-    analysis = round_analysis(round_, levels=_levels(request))
+    round_, query, analysis = _agreement(request, round_id)
+    if analysis is None:
+        return refused_query(request, query)
     report = analysis.report
-    if request.GET.get("format") == "csv":
-        header = ["slot", "level", "items", "pairs", "raw_agreement", "alpha", "ci_low", "ci_high",
-                  "undefined", "majority_value", "majority_share", "degenerate"]  # fmt: skip
-        rows = [
-            [s.slot, s.level, s.items, s.pairs, _fmt(s.raw), _fmt(s.alpha), _fmt(s.ci_low), _fmt(s.ci_high),
-             s.undefined, s.majority_value, _fmt(s.majority_share), s.degenerate]
-            for s in report.slots
-        ]  # fmt: skip
-        return csv_response(f"agreement-{round_.name}.csv", header, rows)
     context = {
         "round": round_,
         "analysis": analysis,
@@ -97,23 +97,41 @@ def dashboard(request: HttpRequest, round_id: int) -> HttpResponse:
 
 @require_GET
 @require_role(ADJUDICATOR, ADMIN)
-def conflict_list(request: HttpRequest, round_id: int) -> HttpResponse:
+def agreement_csv(request: HttpRequest, round_id: int) -> HttpResponse:
+    round_, query, analysis = _agreement(request, round_id)
+    if analysis is None:
+        return refused_query(request, query, csv=True)
+    header = ["slot", "level", "items", "pairs", "raw_agreement", "alpha", "ci_low", "ci_high",
+              "undefined", "majority_value", "majority_share", "degenerate"]  # fmt: skip
+    rows = [
+        [s.slot, s.level, s.items, s.pairs, _fmt(s.raw), _fmt(s.alpha), _fmt(s.ci_low), _fmt(s.ci_high),
+         s.undefined, s.majority_value, _fmt(s.majority_share), s.degenerate]
+        for s in analysis.report.slots
+    ]  # fmt: skip
+    return csv_response(f"agreement-{round_.name}.csv", header, rows)
+
+
+def _conflicts(request: HttpRequest, round_id: int):
+    """The round, its analysis, the query and the conflicts it selects (None when it is bad)."""
     round_ = get_object_or_404(Round, pk=round_id)
+    query = ConflictQuery(request.GET)
+    if not query.is_valid():
+        return round_, None, query, None
     analysis = round_analysis(round_)
-    slot = request.GET.get("slot", "")
-    if slot and slot not in SLOT_NAMES:
-        raise Http404(f"no slot {slot!r}")
-    values = SLOTS[SLOT_NAMES.index(slot)].values if slot else ()
-    a = request.GET.get("a", "") if request.GET.get("a", "") in values else ""
-    b = request.GET.get("b", "") if request.GET.get("b", "") in values else ""
+    q = query.cleaned_data
     # filtered in Python on purpose: conflicts are rows of the round's in-memory analysis (numpy
     # arrays), not a queryset, so there is no database query to move the filter into
-    matching = conflict_rows(analysis, slot=slot, a=a, b=b)
+    return round_, analysis, query, conflict_rows(analysis, slot=q["slot"], a=q["a"], b=q["b"])
+
+
+@require_GET
+@require_role(ADJUDICATOR, ADMIN)
+def conflict_list(request: HttpRequest, round_id: int) -> HttpResponse:
+    round_, analysis, query, matching = _conflicts(request, round_id)
+    if matching is None:
+        return refused_query(request, query)
+    q = query.cleaned_data
     coders = analysis.data.coder_names
-    if request.GET.get("format") == "csv":
-        described = describe_rows(analysis, matching)
-        rows = [[c.item_id, c.source_id, name, *c.values[name]] for c in described for name in c.slots]
-        return csv_response(f"conflicts-{round_.name}.csv", ["item_id", "source_id", "slot", *coders], rows)
     page = Paginator(matching, PAGE_SIZE).get_page(request.GET.get("page"))
     context = {
         "round": round_,
@@ -121,17 +139,29 @@ def conflict_list(request: HttpRequest, round_id: int) -> HttpResponse:
         "page": page,
         "rows": describe_rows(analysis, list(page.object_list), text_field=round_.text_field),
         "coders": coders,
-        "slot": slot,
-        "a": a,
-        "b": b,
+        "slot": q["slot"],
+        "a": q["a"],
+        "b": q["b"],
         "slots": SLOT_NAMES,
-        "values": values,
+        "values": SLOT_BY_NAME[q["slot"]].values if q["slot"] else (),
         "matching": len(matching),
-        "query": request.GET.urlencode(),
+        "query": urlencode({k: v for k, v in q.items() if v}),
         "submissions": None if coders else round_submissions(round_),
     }
     template = "adjudication/_conflicts.html" if request.htmx else "adjudication/conflicts.html"
     return render(request, template, context)
+
+
+@require_GET
+@require_role(ADJUDICATOR, ADMIN)
+def conflicts_csv(request: HttpRequest, round_id: int) -> HttpResponse:
+    round_, analysis, query, matching = _conflicts(request, round_id)
+    if matching is None:
+        return refused_query(request, query, csv=True)
+    coders = analysis.data.coder_names
+    described = describe_rows(analysis, matching)
+    rows = [[c.item_id, c.source_id, name, *c.values[name]] for c in described for name in c.slots]
+    return csv_response(f"conflicts-{round_.name}.csv", ["item_id", "source_id", "slot", *coders], rows)
 
 
 @require_GET
@@ -170,65 +200,109 @@ def item_view(request: HttpRequest, round_id: int, item_id: int) -> HttpResponse
     return render(request, "adjudication/item.html", context)
 
 
-@require_GET
-@require_role(ADJUDICATOR, ADMIN)
-def flow_table(request: HttpRequest, round_id: int) -> HttpResponse:
+@dataclass
+class _Flows:
+    round: Round
+    passes: list[tuple[str, str]]
+    query: FlowQuery
+    a: Pass | None = None
+    b: Pass | None = None
+    names: dict[int, str] | None = None
+    problem: str = ""
+    compared: Any = None
+
+
+def _flows(request: HttpRequest, round_id: int) -> _Flows:
     round_ = get_object_or_404(Round, pk=round_id)
     passes = passes_for(round_)
     by_key = {p.key: p for p in passes}
     names = dict(get_user_model().objects.values_list("pk", "username"))
-    own = [p for p in passes if p.round_id == round_.pk]
-    default_a = own[0].key if own else ""
-    default_b = own[1].key if len(own) > 1 else ""
-    a: Pass | None = by_key.get(request.GET.get("a", default_a))
-    b: Pass | None = by_key.get(request.GET.get("b", default_b))
-    same = a is not None and a == b
-    compared = pass_compare(a, b) if a and b and not same else None
-    if same:
-        problem = f"pass A and pass B are the same pass ({a.label(names)}): choose two different passes"
-        if request.GET.get("format") == "csv":
-            return HttpResponse(problem, status=400, content_type="text/plain; charset=utf-8")
-    shared, found = (compared.items, compared.flows) if compared else (0, [])
-    if request.GET.get("format") == "csv" and request.GET.get("table") == "agreement":
-        report = compared.report if compared else None
-        rows = [[s.slot, s.items, _fmt(s.raw), _fmt(s.alpha), _fmt(s.ci_low), _fmt(s.ci_high), s.undefined]
-                for s in (report.slots if report else [])]  # fmt: skip
-        header = ["slot", "items", "raw_agreement", "alpha", "ci_low", "ci_high", "undefined"]
-        return csv_response(f"passes-{round_.name}.csv", header, rows)
-    if request.GET.get("format") == "csv":
-        rows = [[f.slot, f.a, f.b, f.count, _fmt(f.share_of_a)] for f in found]
-        return csv_response(
-            f"flows-{round_.name}.csv", ["slot", "value_in_a", "value_in_b", "count", "share_of_a"], rows
+    own = [p.key for p in passes if p.round_id == round_.pk]
+    defaults = (own[0] if own else "", own[1] if len(own) > 1 else "")
+    query = FlowQuery(request.GET, passes=[(p.key, p.label(names)) for p in passes], defaults=defaults)
+    out = _Flows(round_, [(p.key, p.label(names)) for p in passes], query, names=names)
+    if not query.is_valid():
+        return out
+    out.a, out.b = by_key.get(query.cleaned_data["a"]), by_key.get(query.cleaned_data["b"])
+    if out.a is not None and out.a == out.b:
+        out.problem = (
+            f"pass A and pass B are the same pass ({out.a.label(names)}): choose two different passes"
         )
-    submissions = round_submissions(round_)
-    context = {
-        "round": round_,
-        "submissions": submissions,
-        "passes": [(p.key, p.label(names)) for p in passes],
-        "a": a.key if a else "",
-        "b": b.key if b else "",
-        "a_label": a.label(names) if a else "",
-        "b_label": b.label(names) if b else "",
-        "shared": shared,
-        "flows": found,
-        "report": compared.report if compared else None,
-        "problem": problem if same else "",
-    }
-    return render(request, "adjudication/flows.html", context, status=400 if same else 200)
+    elif out.a and out.b:
+        out.compared = pass_compare(out.a, out.b)
+    return out
 
 
 @require_GET
 @require_role(ADJUDICATOR, ADMIN)
-def anchoring_table(request: HttpRequest, round_id: int) -> HttpResponse:
+def flow_table(request: HttpRequest, round_id: int) -> HttpResponse:
+    f = _flows(request, round_id)
+    if f.query.errors:
+        return refused_query(request, f.query)
+    shared, found = (f.compared.items, f.compared.flows) if f.compared else (0, [])
+    context = {
+        "round": f.round,
+        "submissions": round_submissions(f.round),
+        "passes": f.passes,
+        "a": f.a.key if f.a else "",
+        "b": f.b.key if f.b else "",
+        "a_label": f.a.label(f.names) if f.a else "",
+        "b_label": f.b.label(f.names) if f.b else "",
+        "shared": shared,
+        "flows": found,
+        "report": f.compared.report if f.compared else None,
+        "problem": f.problem,
+    }
+    return render(request, "adjudication/flows.html", context, status=400 if f.problem else 200)
+
+
+def _flows_for_csv(request: HttpRequest, round_id: int) -> _Flows | HttpResponse:
+    f = _flows(request, round_id)
+    if f.query.errors:
+        return refused_query(request, f.query, csv=True)
+    if f.problem:
+        return HttpResponse(f.problem, status=400, content_type="text/plain; charset=utf-8")
+    return f
+
+
+@require_GET
+@require_role(ADJUDICATOR, ADMIN)
+def flows_csv(request: HttpRequest, round_id: int) -> HttpResponse:
+    f = _flows_for_csv(request, round_id)
+    if isinstance(f, HttpResponse):
+        return f
+    rows = [[x.slot, x.a, x.b, x.count, _fmt(x.share_of_a)] for x in (f.compared.flows if f.compared else [])]
+    header = ["slot", "value_in_a", "value_in_b", "count", "share_of_a"]
+    return csv_response(f"flows-{f.round.name}.csv", header, rows)
+
+
+@require_GET
+@require_role(ADJUDICATOR, ADMIN)
+def passes_csv(request: HttpRequest, round_id: int) -> HttpResponse:
+    """Agreement per slot between the two passes."""
+    f = _flows_for_csv(request, round_id)
+    if isinstance(f, HttpResponse):
+        return f
+    report = f.compared.report if f.compared else None
+    rows = [[s.slot, s.items, _fmt(s.raw), _fmt(s.alpha), _fmt(s.ci_low), _fmt(s.ci_high), s.undefined]
+            for s in (report.slots if report else [])]  # fmt: skip
+    header = ["slot", "items", "raw_agreement", "alpha", "ci_low", "ci_high", "undefined"]
+    return csv_response(f"passes-{f.round.name}.csv", header, rows)
+
+
+def _anchoring(request: HttpRequest, round_id: int) -> tuple[Round, AnchoringQuery, dict[str, Any] | None]:
+    """The anchoring table and, with ?control=, the blind arm beside it (``problem`` says why a
+    control named cannot be one); None for a bad query."""
     round_ = get_object_or_404(Round, pk=round_id)
-    rows = anchoring(round_)
+    query = AnchoringQuery(request.GET)
+    if not query.is_valid():
+        return round_, query, None
     analysis = round_analysis(round_)
-    raw = {s.slot: s.raw for s in analysis.report.slots}
     controls = blind_controls(round_)
     control, problem = None, ""
-    chosen = request.GET.get("control", "")
-    if chosen:
-        control = Round.objects.filter(pk=int(chosen)).first() if chosen.isdigit() else None
+    chosen = query.cleaned_data["control"]
+    if chosen is not None:
+        control = Round.objects.filter(pk=chosen).first()
         if control is None:
             problem = f"there is no round {chosen!r} to compare with"
         elif not control.is_blind:
@@ -236,8 +310,6 @@ def anchoring_table(request: HttpRequest, round_id: int) -> HttpResponse:
         elif not any(c.pk == control.pk for c, _ in controls):
             problem = f"{control.name} shares no submitted item with {round_.name}"
     if problem:
-        if request.GET.get("format") == "csv":
-            return HttpResponse(f"{problem}. {CONTROL_NEEDED}", status=400, content_type="text/plain")
         control = None
     arm = None
     if control is not None:
@@ -252,41 +324,53 @@ def anchoring_table(request: HttpRequest, round_id: int) -> HttpResponse:
             "treated_mean": treated.mean_alpha,
             "control_mean": blind.mean_alpha,
         }
-    if request.GET.get("format") == "csv":
-        header = ["annotator", "annotations_with_prefill", *SLOT_NAMES, "overall"]
-        out = [
-            [r.annotator, r.annotations, *[_fmt(r.kept[s]) for s in SLOT_NAMES], _fmt(r.overall)]
-            for r in rows
-        ]
-        out.append(["raw agreement between annotators", "", *[_fmt(raw[s]) for s in SLOT_NAMES], ""])
-        if arm:
-            by_slot = {slot: (t, c) for slot, t, c, _, _ in arm["rows"]}
-            out.append(
-                [
-                    f"alpha, prefilled ({round_.name})",
-                    arm["shared"],
-                    *[_fmt(by_slot[s][0]) for s in SLOT_NAMES],
-                    "",
-                ]
-            )
-            out.append(
-                [
-                    f"alpha, blind ({control.name})",
-                    arm["shared"],
-                    *[_fmt(by_slot[s][1]) for s in SLOT_NAMES],
-                    "",
-                ]
-            )
-        return csv_response(f"anchoring-{round_.name}.csv", header, out)
+    raw = {s.slot: s.raw for s in analysis.report.slots}
+    found = {"rows": anchoring(round_), "analysis": analysis, "raw": raw, "controls": controls,
+             "problem": problem, "arm": arm}  # fmt: skip
+    return round_, query, found
+
+
+@require_GET
+@require_role(ADJUDICATOR, ADMIN)
+def anchoring_table(request: HttpRequest, round_id: int) -> HttpResponse:
+    round_, query, found = _anchoring(request, round_id)
+    if found is None:
+        return refused_query(request, query)
+    raw, analysis = found["raw"], found["analysis"]
     context = {
         "round": round_,
-        "rows": [(r, [r.kept[s] for s in SLOT_NAMES]) for r in rows],
+        "rows": [(r, [r.kept[s] for s in SLOT_NAMES]) for r in found["rows"]],
         "raw": [raw[s] for s in SLOT_NAMES],
         "slots": SLOT_NAMES,
-        "controls": controls,
-        "arm": arm,
-        "problem": problem,
+        "controls": found["controls"],
+        "arm": found["arm"],
+        "problem": found["problem"],
         "control_needed": CONTROL_NEEDED,
         "submissions": None if analysis.data.coders else round_submissions(round_),
     }
-    return render(request, "adjudication/anchoring.html", context, status=400 if problem else 200)
+    return render(request, "adjudication/anchoring.html", context, status=400 if found["problem"] else 200)
+
+
+@require_GET
+@require_role(ADJUDICATOR, ADMIN)
+def anchoring_csv(request: HttpRequest, round_id: int) -> HttpResponse:
+    round_, query, found = _anchoring(request, round_id)
+    if found is None:
+        return refused_query(request, query, csv=True)
+    if found["problem"]:
+        return HttpResponse(f"{found['problem']}. {CONTROL_NEEDED}", status=400, content_type="text/plain")
+    raw, arm = found["raw"], found["arm"]
+    header = ["annotator", "annotations_with_prefill", *SLOT_NAMES, "overall"]
+    out = [
+        [r.annotator, r.annotations, *[_fmt(r.kept[s]) for s in SLOT_NAMES], _fmt(r.overall)]
+        for r in found["rows"]
+    ]
+    out.append(["raw agreement between annotators", "", *[_fmt(raw[s]) for s in SLOT_NAMES], ""])
+    if arm:
+        by_slot = {slot: (t, c) for slot, t, c, _, _ in arm["rows"]}
+        for side, name in (
+            (0, f"alpha, prefilled ({round_.name})"),
+            (1, f"alpha, blind ({arm['control'].name})"),
+        ):
+            out.append([name, arm["shared"], *[_fmt(by_slot[s][side]) for s in SLOT_NAMES], ""])
+    return csv_response(f"anchoring-{round_.name}.csv", header, out)

@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
@@ -149,3 +151,72 @@ class JudgementMarkForm(forms.Form):
         },
     )
     page = forms.IntegerField(min_value=1, required=False)
+
+
+# Query strings of the analytics pages: each page reads its ?... through one of these, so that a
+# bad value is a 400 naming it, and its CSV download (its own view) reads the same form.
+
+
+class AgreementQuery(forms.Form):
+    intensity = forms.ChoiceField(
+        choices=[("", "nominal"), ("ordinal", "ordinal")], required=False,
+        help_text="intensity's agreement as an ordinal scale (the other slots are nominal)",
+    )  # fmt: skip
+
+    def levels(self) -> dict[str, str]:
+        return {"intensity": "ordinal"} if self.cleaned_data["intensity"] == "ordinal" else {}
+
+
+class ConflictQuery(forms.Form):
+    """Conflicts of one slot (empty: any), and of one value pair (a, b: values of that slot)."""
+
+    slot = forms.ChoiceField(choices=[("", "any slot")] + [(s, s) for s in SLOT_NAMES], required=False)
+    a = forms.CharField(required=False, max_length=40)
+    b = forms.CharField(required=False, max_length=40)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        slot = data.get("slot", "")
+        for name in ("a", "b"):
+            value = data.get(name, "")
+            if value and not slot:
+                self.add_error(name, "a value needs its slot: give ?slot= too")
+            elif value and slot and value not in SLOT_BY_NAME[slot].values:
+                allowed = ", ".join(SLOT_BY_NAME[slot].values)
+                self.add_error(name, f"{value!r} is not a value of {slot}; its values: {allowed}")
+        return data
+
+
+class FlowQuery(forms.Form):
+    """Two passes of the round (or of a round over the same items) to compare; left out, the
+    round's first two."""
+
+    a = forms.ChoiceField(required=False)
+    b = forms.ChoiceField(required=False)
+
+    def __init__(self, data, *, passes: list[tuple[str, str]], defaults: tuple[str, str]):
+        super().__init__(data)
+        for name, default in zip(("a", "b"), defaults, strict=True):
+            self.fields[name].choices = [("", ""), *passes]
+            self.fields[name].initial = default
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        for name in ("a", "b"):
+            data[name] = data.get(name) or self.fields[name].initial
+        return data
+
+
+class AnchoringQuery(forms.Form):
+    """A blind round over the same items to compare with (its id); left out, none."""
+
+    control = forms.IntegerField(required=False, min_value=1)
+
+
+def refused_query(request: HttpRequest, form: forms.Form, *, csv: bool = False) -> HttpResponse:
+    """A 400 naming each bad value of a page's query string: the site's page, or for a CSV
+    download one plain line."""
+    problem = f"bad query: {form_problems(form)}"
+    if csv:
+        return HttpResponse(problem, status=400, content_type="text/plain; charset=utf-8")
+    return render(request, "400.html", {"problem": problem}, status=400)

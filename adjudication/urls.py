@@ -21,6 +21,17 @@ urlpatterns = [
     ),
     path("adjudicate/rounds/<int:round_id>/flows/", analytics_views.flow_table, name="flows"),
     path("adjudicate/rounds/<int:round_id>/anchoring/", analytics_views.anchoring_table, name="anchoring"),
+    path(
+        "adjudicate/rounds/<int:round_id>/agreement.csv", analytics_views.agreement_csv, name="agreement_csv"
+    ),
+    path(
+        "adjudicate/rounds/<int:round_id>/conflicts.csv", analytics_views.conflicts_csv, name="conflicts_csv"
+    ),
+    path("adjudicate/rounds/<int:round_id>/flows.csv", analytics_views.flows_csv, name="flows_csv"),
+    path("adjudicate/rounds/<int:round_id>/passes.csv", analytics_views.passes_csv, name="passes_csv"),
+    path(
+        "adjudicate/rounds/<int:round_id>/anchoring.csv", analytics_views.anchoring_csv, name="anchoring_csv"
+    ),
     path("api/rounds/<int:round_id>/agreement/", analytics_api.Agreement.as_view(), name="api_agreement"),
     path("api/rounds/<int:round_id>/conflicts/", analytics_api.ConflictList.as_view(), name="api_conflicts"),
     path("api/rounds/<int:round_id>/flows/", analytics_api.Flows.as_view(), name="api_flows"),

@@ -47,7 +47,7 @@ def test_the_dashboard_shows_the_library_numbers_and_undefined_slots(adjudicator
 
 
 def test_the_dashboard_csv_has_a_row_per_slot(adjudicator_client, submitted):
-    response = adjudicator_client.get(reverse("agreement", args=[submitted.pk]), {"format": "csv"})
+    response = adjudicator_client.get(reverse("agreement_csv", args=[submitted.pk]))
     assert response["Content-Type"].startswith("text/csv")
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
     assert [r["slot"] for r in rows][:3] == ["experiencer", "trigger", "agency"]
@@ -68,7 +68,15 @@ def test_conflicts_filter_by_slot_and_value_pair(adjudicator_client, submitted):
     assert '<span id="conflict-count">0</span>' in page
     fragment = adjudicator_client.get(url, {"slot": "intensity"}, HTTP_HX_REQUEST="true").content.decode()
     assert fragment.startswith('<section id="conflicts">') and "<html" not in fragment
-    assert adjudicator_client.get(url, {"slot": "mood"}).status_code == 404
+    refused = adjudicator_client.get(url, {"slot": "mood"})
+    assert refused.status_code == 400 and "slot: Select a valid choice. mood" in refused.content.decode()
+    refused = adjudicator_client.get(url, {"slot": "agency", "a": "everyone"})
+    assert (
+        refused.status_code == 400
+        and "&#x27;everyone&#x27; is not a value of agency" in refused.content.decode()
+    )
+    refused = adjudicator_client.get(reverse("conflicts_csv", args=[submitted.pk]), {"slot": "mood"})
+    assert refused.status_code == 400 and refused.content.decode().startswith("bad query: slot:")
 
 
 def test_conflicts_page_fifty_at_a_time(adjudicator_client, annotator, other_annotator):
@@ -103,15 +111,19 @@ def test_flows_between_annotators_and_against_the_parser(
     parser_vs_bob = {
         "a": f"{submitted.pk}:parser",
         "b": f"{submitted.pk}:{other_annotator.pk}",
-        "format": "csv",
     }
-    rows = list(csv.DictReader(io.StringIO(adjudicator_client.get(url, parser_vs_bob).content.decode())))
+    flows_csv = reverse("flows_csv", args=[submitted.pk])
+    rows = list(
+        csv.DictReader(io.StringIO(adjudicator_client.get(flows_csv, parser_vs_bob).content.decode()))
+    )
     assert {(r["slot"], r["value_in_a"], r["value_in_b"], r["count"]) for r in rows} == {
         ("agency", "i", "someone-else", "2"),
         ("intensity", "plain", "very", "1"),
     }
-    agreement_csv = {**parser_vs_bob, "table": "agreement"}
-    rows = list(csv.DictReader(io.StringIO(adjudicator_client.get(url, agreement_csv).content.decode())))
+    passes_csv = reverse("passes_csv", args=[submitted.pk])
+    rows = list(
+        csv.DictReader(io.StringIO(adjudicator_client.get(passes_csv, parser_vs_bob).content.decode()))
+    )
     by_slot = {r["slot"]: r for r in rows}
     assert by_slot["agency"]["raw_agreement"] == "0.5000"
     assert by_slot["trigger"]["alpha"] == "" and by_slot["trigger"]["undefined"].startswith("no variation")
@@ -129,9 +141,7 @@ def test_anchoring_shows_retention_beside_agreement_and_the_blind_control(
     rows = list(
         csv.reader(
             io.StringIO(
-                adjudicator_client.get(
-                    reverse("anchoring", args=[submitted.pk]), {"format": "csv"}
-                ).content.decode()
+                adjudicator_client.get(reverse("anchoring_csv", args=[submitted.pk])).content.decode()
             )
         )
     )
@@ -139,7 +149,7 @@ def test_anchoring_shows_retention_beside_agreement_and_the_blind_control(
     agency = header.index("agency")
     assert (alice[agency], bob[agency], raw[agency]) == ("1.0000", "0.5000", "0.5000")
     with_control = adjudicator_client.get(
-        reverse("anchoring", args=[submitted.pk]), {"format": "csv", "control": blind_round.pk}
+        reverse("anchoring_csv", args=[submitted.pk]), {"control": blind_round.pk}
     )
     arm_rows = list(csv.reader(io.StringIO(with_control.content.decode())))[-2:]
     assert arm_rows[0][0].startswith("alpha, prefilled") and arm_rows[1][0].startswith("alpha, blind")
@@ -190,10 +200,11 @@ def test_annotators_reach_none_of_it(client, persona, request, submitted):
     item = Assignment.objects.filter(round=submitted).first().item_id
     pages = [reverse("adjudicate")]
     pages += [reverse(name, args=[submitted.pk]) for name in ("agreement", "conflicts", "flows", "anchoring")]
+    tables = ("agreement", "conflicts", "flows", "passes", "anchoring")
+    pages += [reverse(f"{table}_csv", args=[submitted.pk]) for table in tables]
     pages += [reverse("conflict_item", args=[submitted.pk, item])]
     for url in pages:
         assert client.get(url).status_code == 403, url
-        assert client.get(url, {"format": "csv"}).status_code == 403, url
     for name in ("api_agreement", "api_conflicts", "api_flows", "api_anchoring"):
         assert client.get(reverse(name, args=[submitted.pk])).status_code == 403, name
 
@@ -252,7 +263,8 @@ def test_without_a_blind_round_over_the_same_items_the_page_says_what_a_control_
     assert "unrelated shares no submitted item with prefilled" in text and CONTROL_NEEDED in text
     assert 'id="arms-table"' not in text and "undefined" not in text
     assert adjudicator_client.get(url, {"control": "abc"}).status_code == 400
-    assert adjudicator_client.get(url, {"control": unrelated.pk, "format": "csv"}).status_code == 400
+    csv_url = reverse("anchoring_csv", args=[submitted.pk])
+    assert adjudicator_client.get(csv_url, {"control": unrelated.pk}).status_code == 400
 
 
 def tick_labels(page):
@@ -295,7 +307,10 @@ def test_the_same_pass_for_a_and_b_is_refused_with_no_figure(adjudicator_client,
     assert response.status_code == 400
     assert "pass A and pass B are the same pass (prefilled: alice): choose two different passes" in page
     assert 'id="pass-agreement"' not in page and 'id="flow-table"' not in page and "1.000" not in page
-    assert adjudicator_client.get(url, {"a": key, "b": key, "format": "csv"}).status_code == 400
+    assert (
+        adjudicator_client.get(reverse("flows_csv", args=[submitted.pk]), {"a": key, "b": key}).status_code
+        == 400
+    )
     api = adjudicator_client.get(reverse("api_flows", args=[submitted.pk]), {"a": key, "b": key})
     assert api.status_code == 400 and "same pass" in api.json()["detail"]
 
