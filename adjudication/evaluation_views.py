@@ -1,7 +1,8 @@
 """The Evaluation page of a round (adjudicators and admins): every classification figure of the
 paper for a pass against the items' reference labels, a second pass beside it, and each table as
-CSV (``?format=csv&table=NAME``). Figures come from ``adjudication.evaluation``; chart geometry
-from ``nsmcore.charts``. A parser pass also gets its "Parser against gold" section
+CSV (``evaluation/NAME.csv`` with the page's query string, read by the same form:
+EvaluationQuery). Figures come from ``adjudication.evaluation``; chart geometry from
+``nsmcore.charts``. A parser pass also gets its "Parser against gold" section
 (``adjudication.parser_evaluation``: per-slot accuracy and alpha, legality, the routed label
 beside the baselines) on the round's items or a held-out item set (``?heldout=NAME``)."""
 
@@ -25,17 +26,15 @@ from adjudication.evaluation import (
     confusion_chart,
     evaluation_passes,
     headline_rows,
-    item_set_named,
-    options_from,
     pass_evaluation,
     per_emotion_chart,
     report_table,
     sensitivity_chart,
 )
+from adjudication.forms import EvaluationQuery, form_problems
 from adjudication.parser_curve import curve_chart, registered_curve
 from adjudication.parser_evaluation import (
     PARSER_TABLES,
-    heldout_named,
     label_figures,
     parser_table,
     parser_vs_gold,
@@ -81,20 +80,33 @@ def _side(evaluation: PassEvaluation, options: Options, item_set: ItemSet | None
     return side
 
 
-@require_GET
-@require_role(ADJUDICATOR, ADMIN)
-def evaluation_page(request: HttpRequest, round_id: int) -> HttpResponse:
+def _query_form(request: HttpRequest, round_id: int):
     round_ = get_object_or_404(Round.objects.select_related("item_set"), pk=round_id)
     passes = evaluation_passes(round_)
     rule_set = active_rule_set()
-    wants_csv = request.GET.get("format") == "csv"
-    key = request.GET.get("pass") or (passes[0].key if passes else "")
-    compare_key = request.GET.get("compare", "")
+    default = passes[0].key if passes else ""
+    return round_, passes, rule_set, EvaluationQuery(request.GET, default_pass=default, rule_set=rule_set)
+
+
+def _evaluate(
+    round_: Round, q: dict[str, Any], rule_set
+) -> tuple[PassEvaluation | None, PassEvaluation | None]:
+    """The pass and the compare pass, evaluated; EvaluationRequestError for a pass that is not."""
+    scored = {"options": q["options"], "item_set": q["item_set"], "rule_set": rule_set}
+    main = pass_evaluation(round_, q["pass"], **scored) if q["pass"] else None
+    other = pass_evaluation(round_, q["compare"], **scored) if q["compare"] else None
+    return main, other
+
+
+@require_GET
+@require_role(ADJUDICATOR, ADMIN)
+def evaluation_page(request: HttpRequest, round_id: int) -> HttpResponse:
+    round_, passes, rule_set, query = _query_form(request, round_id)
     context: dict[str, Any] = {
         "round": round_,
         "passes": passes,
-        "pass_key": key,
-        "compare_key": compare_key,
+        "pass_key": request.GET.get("pass") or query.default_pass,
+        "compare_key": request.GET.get("compare", ""),
         "rule_set": rule_set,
         "options": Options(),
         "tables": TABLES,
@@ -103,59 +115,26 @@ def evaluation_page(request: HttpRequest, round_id: int) -> HttpResponse:
         .order_by("name")
         .values_list("name", flat=True),
         "problem": "",
+        "item_set": round_.item_set,
     }
     try:
-        options = options_from(request.GET, rule_set)
-        context["options"] = options
-        item_set = item_set_named(request.GET.get("item_set", ""))
-        context["item_set"] = item_set or round_.item_set
-        heldout = heldout_named(request.GET.get("heldout", ""))
-        if compare_key and compare_key == key:
-            raise EvaluationRequestError(f"compare is the same pass as pass ({key}): choose another pass")
-        main = (
-            pass_evaluation(round_, key, options=options, item_set=item_set, rule_set=rule_set)
-            if key
-            else None
-        )
-        other = (
-            pass_evaluation(round_, compare_key, options=options, item_set=item_set, rule_set=rule_set)
-            if compare_key
-            else None
-        )
-        table = request.GET.get("table", "headline")
+        if not query.is_valid():
+            raise EvaluationRequestError(form_problems(query))
+        q = query.cleaned_data
+        context["options"], context["item_set"] = q["options"], q["item_set"] or round_.item_set
+        main, other = _evaluate(round_, q, rule_set)
         parser = (
-            parser_vs_gold(round_, key, heldout=heldout, rule_set=rule_set)
-            if main is not None and main.pass_.kind == PARSER and (not wants_csv or table in PARSER_TABLES)
+            parser_vs_gold(round_, q["pass"], heldout=q["heldout"], rule_set=rule_set)
+            if main is not None and main.pass_.kind == PARSER
             else None
         )
-        if wants_csv:
-            slug = key.replace(":", "-").replace("/", "-")
-            if table in PARSER_TABLES:
-                if parser is None:
-                    raise EvaluationRequestError(
-                        f"table {table!r} needs a parser pass, not {key or '(none)'}"
-                    )
-                header, rows = parser_table(parser, table)
-                return csv_response(
-                    f"evaluation-{round_.name}-{slug}-{parser.held_out}-{table}.csv", header, rows
-                )
-            if main is None or main.report is None:
-                raise EvaluationRequestError(f"pass {key or '(none)'} has no items to tabulate")
-            if table == "compare":
-                if other is None or other.report is None:
-                    raise EvaluationRequestError("table 'compare' needs a compare pass with items")
-                header, rows = compare_table(main.report, other.report)
-            else:
-                header, rows = report_table(main.report, table)
-            return csv_response(f"evaluation-{round_.name}-{slug}-{table}.csv", header, rows)
     except EvaluationRequestError as error:
-        if wants_csv:
-            return _bad(str(error))
         context["problem"] = str(error)
         return render(request, "adjudication/evaluation.html", context, status=400)
-    sides = [_side(e, options, item_set) for e in (main, other) if e is not None]
-    context["sides"] = sides
+    options, item_set, key = q["options"], q["item_set"], q["pass"]
+    context["sides"] = [_side(e, options, item_set) for e in (main, other) if e is not None]
     if parser is not None:
+        heldout = q["heldout"]
         context["parser"] = parser
         context["curve"] = registered_curve(round_, heldout or round_.item_set, rule_set)
         context["curve_chart"] = curve_chart(context["curve"])
@@ -163,5 +142,39 @@ def evaluation_page(request: HttpRequest, round_id: int) -> HttpResponse:
         context["parser_query"] = _query(key, options, item_set, heldout)
     if main and other and main.report and other.report:
         context["compared"] = compare_rows(main.report, other.report)
-        context["compare_query"] = _query(key, options, item_set, compare=compare_key)
+        context["compare_query"] = _query(key, options, item_set, compare=q["compare"])
     return render(request, "adjudication/evaluation.html", context)
+
+
+@require_GET
+@require_role(ADJUDICATOR, ADMIN)
+def evaluation_csv(request: HttpRequest, round_id: int, table: str) -> HttpResponse:
+    """One table of the Evaluation page as CSV, for the page's own query string."""
+    round_, _, rule_set, query = _query_form(request, round_id)
+    try:
+        if not query.is_valid():
+            raise EvaluationRequestError(form_problems(query))
+        q = query.cleaned_data
+        key = q["pass"]
+        slug = key.replace(":", "-").replace("/", "-")
+        if table in PARSER_TABLES:
+            main, _ = _evaluate(round_, {**q, "compare": ""}, rule_set)
+            if main is None or main.pass_.kind != PARSER:
+                raise EvaluationRequestError(f"table {table!r} needs a parser pass, not {key or '(none)'}")
+            parser = parser_vs_gold(round_, key, heldout=q["heldout"], rule_set=rule_set)
+            header, rows = parser_table(parser, table)
+            return csv_response(
+                f"evaluation-{round_.name}-{slug}-{parser.held_out}-{table}.csv", header, rows
+            )
+        main, other = _evaluate(round_, q, rule_set)
+        if main is None or main.report is None:
+            raise EvaluationRequestError(f"pass {key or '(none)'} has no items to tabulate")
+        if table == "compare":
+            if other is None or other.report is None:
+                raise EvaluationRequestError("table 'compare' needs a compare pass with items")
+            header, rows = compare_table(main.report, other.report)
+        else:
+            header, rows = report_table(main.report, table)
+    except EvaluationRequestError as error:
+        return _bad(str(error))
+    return csv_response(f"evaluation-{round_.name}-{slug}-{table}.csv", header, rows)

@@ -82,6 +82,11 @@ urlpatterns += [
         evaluation_views.evaluation_page,
         name="evaluation",
     ),
+    path(
+        "adjudicate/rounds/<int:round_id>/evaluation/<slug:table>.csv",
+        evaluation_views.evaluation_csv,
+        name="evaluation_csv",
+    ),
     path("api/rounds/<int:round_id>/evaluation/", evaluation_api.Evaluation.as_view(), name="api_evaluation"),
 ]
 

@@ -91,6 +91,11 @@ def evaluation_url(round_: Round, query: str = "") -> str:
     return f"/adjudicate/rounds/{round_.pk}/evaluation/" + (f"?{query}" if query else "")
 
 
+def evaluation_csv_url(round_: Round, table: str, query: str = "") -> str:
+    """One table of the round's Evaluation page as CSV, for the page's query string."""
+    return f"/adjudicate/rounds/{round_.pk}/evaluation/{table}.csv" + (f"?{query}" if query else "")
+
+
 def csv_rows(response) -> list[dict[str, str]]:
     """The rows of a CSV download, keyed by its header."""
     return list(csv.DictReader(io.StringIO(response.content.decode())))

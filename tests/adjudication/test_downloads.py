@@ -6,7 +6,7 @@ from django.urls import reverse
 
 from annotator.models import Round
 from annotator.services import RoundError, round_create
-from tests.adjudication.evaluation_fixture import evaluation_url, make_evaluation_round
+from tests.adjudication.evaluation_fixture import evaluation_csv_url, make_evaluation_round
 
 pytestmark = pytest.mark.django_db
 
@@ -18,7 +18,7 @@ def test_a_csv_download_of_a_round_with_a_newline_in_its_name_is_served(
     Round.objects.filter(pk=round_.pk).update(name="pilot\r\nround")  # as an older release let it be
     round_.refresh_from_db()
     client.force_login(adjudicator)
-    response = client.get(evaluation_url(round_, "pass=gold&format=csv&table=headline"))
+    response = client.get(evaluation_csv_url(round_, "headline", "pass=gold"))
     assert response.status_code == 200
     disposition = response["Content-Disposition"]
     assert "\n" not in disposition and "\r" not in disposition

@@ -13,6 +13,7 @@ from adjudication.models import GoldItem
 from annotator.models import Annotation
 from annotator.sampling import item_set_from_items
 from tests.adjudication.evaluation_fixture import csv_rows, make_evaluation_round
+from tests.adjudication.evaluation_fixture import evaluation_csv_url as csv_url
 from tests.adjudication.evaluation_fixture import evaluation_url as url
 
 
@@ -82,9 +83,7 @@ def test_every_table_downloads_as_csv_with_its_evidence(adjudicator_client, roun
         "scoring",
         "sensitivity",
     ):
-        response = adjudicator_client.get(
-            url(round_, f"pass=annotator:alice&orders=10&format=csv&table={table}")
-        )
+        response = adjudicator_client.get(csv_url(round_, f"{table}", "pass=annotator:alice&orders=10"))
         assert response.status_code == 200, table
         assert response["Content-Type"].startswith("text/csv")
         rows = csv_rows(response)
@@ -92,19 +91,17 @@ def test_every_table_downloads_as_csv_with_its_evidence(adjudicator_client, roun
         assert all(
             r["tier"] == "S" and r["items"] == "6" and r["pass"] == "eval-round/annotator:alice" for r in rows
         )
-    confusion = csv_rows(
-        adjudicator_client.get(url(round_, "pass=annotator:alice&format=csv&table=confusion"))
-    )
+    confusion = csv_rows(adjudicator_client.get(csv_url(round_, "confusion", "pass=annotator:alice")))
     guilt = next(r for r in confusion if r["reference_label"] == "guilt")
     assert (guilt["guilt"], guilt["shame"], guilt["abstain"]) == ("1", "1", "0")
-    headline = csv_rows(adjudicator_client.get(url(round_, "pass=annotator:bob&format=csv&table=headline")))
+    headline = csv_rows(adjudicator_client.get(csv_url(round_, "headline", "pass=annotator:bob")))
     accuracy = next(r for r in headline if r["figure"] == "accuracy")
     assert (accuracy["k"], accuracy["n"], accuracy["value"]) == ("3", "6", "0.5000")
 
 
 def test_the_compare_table_downloads_with_both_passes(adjudicator_client, round_):
     response = adjudicator_client.get(
-        url(round_, "pass=annotator:alice&compare=gold&orders=10&format=csv&table=compare")
+        csv_url(round_, "compare", "pass=annotator:alice&compare=gold&orders=10")
     )
     rows = csv_rows(response)
     accuracy = next(r for r in rows if r["figure"] == "accuracy")
@@ -129,10 +126,10 @@ def test_a_bad_pass_or_option_is_a_400_naming_it(adjudicator_client, round_, que
 
 
 def test_a_bad_csv_request_is_a_400_in_plain_text(adjudicator_client, round_):
-    response = adjudicator_client.get(url(round_, "pass=annotator:alice&format=csv&table=everything"))
+    response = adjudicator_client.get(csv_url(round_, "everything", "pass=annotator:alice"))
     assert response.status_code == 400
     assert "table 'everything' is not one of" in response.content.decode()
-    response = adjudicator_client.get(url(round_, "pass=parser:nope&format=csv"))
+    response = adjudicator_client.get(csv_url(round_, "headline", "pass=parser:nope"))
     assert response.status_code == 400 and "parser:nope" in response.content.decode()
 
 

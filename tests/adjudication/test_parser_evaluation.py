@@ -47,6 +47,7 @@ from tests.adjudication.evaluation_fixture import (
     SHAME,
     csv_rows,
 )
+from tests.adjudication.evaluation_fixture import evaluation_csv_url as csv_url
 from tests.adjudication.evaluation_fixture import evaluation_url as url
 
 LABELS = {
@@ -247,8 +248,8 @@ def test_the_page_has_no_parser_section_for_another_pass(adjudicator_client, rou
 
 
 def test_the_parser_tables_download_as_csv_with_their_evidence(adjudicator_client, round_):
-    query = "pass=parser:clf&orders=10&heldout=pe-heldout&format=csv"
-    slots = csv_rows(adjudicator_client.get(url(round_, query + "&table=parser_slots")))
+    query = "pass=parser:clf&orders=10&heldout=pe-heldout"
+    slots = csv_rows(adjudicator_client.get(csv_url(round_, "parser_slots", query)))
     assert len(slots) == 12
     others = next(r for r in slots if r["slot"] == "others_know")
     assert (others["k"], others["n"], others["value"]) == ("3", "4", "0.7500")
@@ -256,13 +257,13 @@ def test_the_parser_tables_download_as_csv_with_their_evidence(adjudicator_clien
     assert (others["held_out"], others["tier"], others["items"], others["without_gold"]) == (
         "pe-heldout", "eval", "4", "1",
     )  # fmt: skip
-    labels = csv_rows(adjudicator_client.get(url(round_, query + "&table=parser_labels")))
+    labels = csv_rows(adjudicator_client.get(csv_url(round_, "parser_labels", query)))
     figures = {(r["model"], r["figure"]): r for r in labels}
     assert (figures[(PATHWAY, "legality")]["k"], figures[(PATHWAY, "legality")]["n"]) == ("3", "5")
     assert figures[(PATHWAY, "selective accuracy")]["n"] == "2"
     assert figures[(LABEL_CLASSIFIER, "accuracy")]["n"] == "4"
     assert figures[(APPRAISAL, "accuracy")]["trained_on"] == "6"
-    wrong_pass = adjudicator_client.get(url(round_, "pass=gold&format=csv&table=parser_slots"))
+    wrong_pass = adjudicator_client.get(csv_url(round_, "parser_slots", "pass=gold"))
     assert wrong_pass.status_code == 400 and "needs a parser pass" in wrong_pass.content.decode()
 
 
