@@ -1,4 +1,4 @@
-"""What the conventions and gold API (adjudication.convention_api, adjudication.gold_api) share:
+"""What the conventions and gold API (adjudication.conventions.api, adjudication.gold.api) share:
 who may read and act, the strictly typed fields of their JSON bodies, and how a refusal is
 answered.
 

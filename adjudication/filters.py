@@ -6,7 +6,7 @@ from __future__ import annotations
 import django_filters
 from django.db.models import Q, QuerySet
 
-from adjudication.gold import ADJUDICATED, CONVENTION, UNANIMOUS
+from adjudication.gold.services import ADJUDICATED, CONVENTION, UNANIMOUS
 from adjudication.models import Convention, GoldItem
 from annotator.filters import IdFilter
 from nsmcore.schema import SLOT_NAMES

@@ -11,9 +11,9 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from adjudication.evaluation import EvaluationRequestError, item_set_named, options_from
+from adjudication.evaluation.figures import EvaluationRequestError, item_set_named, options_from
+from adjudication.evaluation.parser import heldout_named
 from adjudication.models import Convention
-from adjudication.parser_evaluation import heldout_named
 from annotator.models import Round
 from nsmcore.schema import SLOT_BY_NAME, SLOT_NAMES, SLOTS
 

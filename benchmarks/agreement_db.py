@@ -19,7 +19,7 @@ from django.core.cache import caches  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.test import Client  # noqa: E402
 
-from adjudication.analytics import round_analysis  # noqa: E402
+from adjudication.agreement.analysis import round_analysis  # noqa: E402
 from annotator.models import Round  # noqa: E402
 from benchmarks.bench_agreement import synthetic_table  # noqa: E402
 from benchmarks.bulk import finished_round  # noqa: E402

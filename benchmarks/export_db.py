@@ -25,7 +25,7 @@ from django.core.cache import caches  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
 
-from adjudication.gold import gold_sync  # noqa: E402
+from adjudication.gold.services import gold_sync  # noqa: E402
 from annotator.models import Item  # noqa: E402
 from benchmarks.bench_parsers import crowd_texts  # noqa: E402
 from benchmarks.bulk import finished_round  # noqa: E402

@@ -17,7 +17,7 @@ django.setup()
 from django.contrib.auth.models import User  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 
-from adjudication.gold import (  # noqa: E402  # noqa: E402
+from adjudication.gold.services import (  # noqa: E402  # noqa: E402
     convention_apply,
     convention_matches,
     convention_propose,

@@ -20,9 +20,9 @@ from django.contrib.auth.models import User  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import transaction  # noqa: E402
 
-from adjudication.gold import _routings  # noqa: E402
+from adjudication.gold.services import _routings  # noqa: E402
 from adjudication.models import GoldConstrual, GoldItem  # noqa: E402
-from adjudication.rule_revisions import revision_activate, revision_propose  # noqa: E402
+from adjudication.rule_revisions.services import revision_activate, revision_propose  # noqa: E402
 from annotator.models import Item, ItemSet, Round  # noqa: E402
 from nsmcore.schema import SLOTS  # noqa: E402
 from rules.models import RuleSetVersion  # noqa: E402

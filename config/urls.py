@@ -6,6 +6,8 @@ from django.utils.functional import lazy
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from adjudication.rule_revisions import urls as revision_urls
+
 handler404 = "config.errors.not_found"  # JSON under /api/, the site's page elsewhere
 handler400 = "config.errors.bad_request"  # likewise
 handler500 = "config.errors.server_error"  # the database down: 503 with Retry-After
@@ -19,8 +21,10 @@ urlpatterns = [
     path("", include("training.urls")),
     path("", include("exports.urls")),
     path("", include("registry.urls")),
-    path("", include("adjudication.rule_revision_urls")),
+    # the /rules/ space in one place: the active rule set (rules) and its revisions (adjudication)
     path("rules/", include("rules.urls")),
+    path("rules/", include(revision_urls.urlpatterns)),
+    path("api/rule-sets/", include(revision_urls.api)),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api_schema"),

@@ -24,8 +24,8 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 import nsmcore
-from adjudication.analytics import agreement_snapshot_save, agreement_summary
-from adjudication.gold import gold_sync
+from adjudication.agreement.analysis import agreement_snapshot_save, agreement_summary
+from adjudication.gold.services import gold_sync
 from adjudication.models import Convention, GoldChange, GoldItem
 from annotator.models import Assignment, ItemSet, Round
 from exports.models import Export

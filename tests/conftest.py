@@ -126,7 +126,7 @@ def submitted(prefilled_round, annotator, other_annotator) -> Round:
 @pytest.fixture
 def gold_round(submitted, adjudicator):
     """All four items resolved: one unanimous, two by hand, one kept with two construals."""
-    from adjudication.gold import gold_resolve, gold_sync
+    from adjudication.gold.services import gold_resolve, gold_sync
     from adjudication.models import GoldItem
 
     gold_sync(submitted)

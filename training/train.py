@@ -28,7 +28,7 @@ from typing import Any
 from django.conf import settings
 from django.utils.html import format_html
 
-from adjudication.gold import gold_sync
+from adjudication.gold.services import gold_sync
 from adjudication.training import TrainingSource, labelled_texts, parse_passes, training_data
 from annotator.models import ItemSet, Round
 from jobs.kinds import JobError, JobKind, Params, job_kind_register, setting

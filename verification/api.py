@@ -9,7 +9,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from adjudication.analytics_api import RoundView
+from adjudication.agreement.api import RoundView
 from annotator.models import ItemSet, Round
 from jobs.api import STARTED, FormStart, form_in
 from verification.calibration import calibration_report, report_as_dict, verifier_models

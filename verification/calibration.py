@@ -14,7 +14,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 
-from adjudication.gold import AdjudicationError
+from adjudication.gold.services import AdjudicationError
 from adjudication.models import EntailmentJudgement, GoldConstrual, GoldItem
 from annotator.models import Item, Round
 from nsmcore import calibration

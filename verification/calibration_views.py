@@ -12,8 +12,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from adjudication.forms import JudgementMarkForm, form_problems
-from adjudication.gold import AdjudicationError
-from adjudication.gold_selectors import gold_awaiting
+from adjudication.gold.selectors import gold_awaiting
+from adjudication.gold.services import AdjudicationError
 from adjudication.models import GoldItem
 from annotator.models import Item, Round
 from annotator.roles import ADJUDICATOR, ADMIN, require_role

@@ -13,7 +13,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils.html import format_html
 
-from adjudication.gold import gold_sync
+from adjudication.gold.services import gold_sync
 from adjudication.models import GoldConstrual
 from annotator.models import Item, ItemSet, ItemSetMember, ParserPrediction, Round
 from jobs.kinds import JobError, JobKind, Params, job_kind_register

@@ -133,7 +133,7 @@ NSM_CACHE_URL = (
 # Round analyses (numpy arrays of megabytes for a large round, read by every conflict page) are
 # kept in each process's own bounded, locked LocMemCache, but only under the round's version read
 # from the shared cache above, so two processes cannot return different analyses for one version
-# (adjudication.analytics.round_analysis). Measured (benchmarks agreement, conflict list page of a
+# (adjudication.agreement.analysis.round_analysis). Measured (benchmarks agreement, conflict list page of a
 # 100,000-item round with 83,031 conflicts, p95, twice each, the same hour): 14.7 to 15.6 ms from
 # this against 31.8 to 32.5 ms from the shared file cache, which reads, decompresses and unpickles
 # 7 MB on every page; 13.5 ms today with a private dict. The target is 50 ms, but the shared

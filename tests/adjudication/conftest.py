@@ -6,7 +6,7 @@ from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.renderers import OpenApiJsonRenderer
 from rest_framework.test import APIClient
 
-from adjudication.gold import convention_propose, convention_vote
+from adjudication.gold.services import convention_propose, convention_vote
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ import csv
 import io
 import json
 
-from adjudication.gold import gold_resolve, gold_sync
+from adjudication.gold.services import gold_resolve, gold_sync
 from adjudication.models import GoldItem
 from annotator.imports import items_import
 from annotator.models import Assignment, Item, ParserPrediction, Round

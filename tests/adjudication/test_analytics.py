@@ -12,8 +12,8 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from adjudication.analytics import round_analysis, round_table
-from adjudication.analytics_views import _chart
+from adjudication.agreement.analysis import round_analysis, round_table
+from adjudication.agreement.views import _chart
 from annotator.models import Assignment, Round
 from annotator.sampling import item_set_from_items
 from annotator.services import annotation_submit, round_create

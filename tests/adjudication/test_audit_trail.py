@@ -5,8 +5,14 @@ import re
 import pytest
 from django.urls import reverse
 
-from adjudication.audit import gold_audit_trail
-from adjudication.gold import convention_apply, convention_propose, convention_vote, gold_resolve, gold_sync
+from adjudication.gold.audit import gold_audit_trail
+from adjudication.gold.services import (
+    convention_apply,
+    convention_propose,
+    convention_vote,
+    gold_resolve,
+    gold_sync,
+)
 from adjudication.models import GoldItem
 
 

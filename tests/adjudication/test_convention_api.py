@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 from django.urls import reverse
 
-from adjudication.gold import convention_apply, convention_propose, gold_sync
+from adjudication.gold.services import convention_apply, convention_propose, gold_sync
 from adjudication.models import Convention, GoldChange, GoldConstrual, GoldItem, Vote
 from tests.adjudication.api_checks import PROPOSAL, conforms, golds, written
 

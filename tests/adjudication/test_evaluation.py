@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from adjudication.evaluation import (
+from adjudication.evaluation.figures import (
     EvaluationRequestError,
     Options,
     evaluation_passes,

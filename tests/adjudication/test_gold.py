@@ -3,7 +3,7 @@ by hand with two construals, provenance, routing and the audit trail."""
 
 import pytest
 
-from adjudication.gold import (
+from adjudication.gold.services import (
     AdjudicationError,
     convention_apply,
     convention_matches,

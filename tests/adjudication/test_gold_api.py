@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from django.urls import reverse
 
-from adjudication.gold import convention_apply, convention_propose, gold_resolve, gold_sync
+from adjudication.gold.services import convention_apply, convention_propose, gold_resolve, gold_sync
 from adjudication.models import Convention, GoldChange, GoldConstrual, GoldItem
 from tests.adjudication.api_checks import PROPOSAL, conforms, golds, written
 from tests.explications import PRED

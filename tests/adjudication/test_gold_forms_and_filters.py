@@ -8,9 +8,9 @@ import re
 import pytest
 from django.urls import reverse
 
-from adjudication import gold_views
-from adjudication.gold import gold_sync
-from adjudication.gold_selectors import gold_awaiting
+from adjudication.gold import views as gold_views
+from adjudication.gold.selectors import gold_awaiting
+from adjudication.gold.services import gold_sync
 from adjudication.models import Convention, EntailmentJudgement, GoldChange, GoldItem
 
 
@@ -56,7 +56,7 @@ def test_opening_gold_records_is_a_post_for_adjudicators_and_admins(client, anno
 def test_the_gold_list_filters_in_the_database(client, adjudicator, submitted, query, expected):
     gold_sync(submitted)
     t1 = GoldItem.objects.get(item__source_id="t1-0")
-    from adjudication.gold import gold_resolve
+    from adjudication.gold.services import gold_resolve
 
     gold_resolve(user=adjudicator, gold=t1, values={"agency": "i"}, why="the writer acts")
     client.force_login(adjudicator)

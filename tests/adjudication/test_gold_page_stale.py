@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from adjudication.gold import gold_sync
+from adjudication.gold.services import gold_sync
 from adjudication.models import GoldChange, GoldItem
 
 pytestmark = pytest.mark.django_db

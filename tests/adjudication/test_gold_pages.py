@@ -5,7 +5,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from adjudication.gold import convention_propose, gold_sync
+from adjudication.gold.services import convention_propose, gold_sync
 from adjudication.models import Convention, GoldChange, GoldItem, Vote
 from nsmcore.schema import SLOT_BY_NAME, SLOT_NAMES
 

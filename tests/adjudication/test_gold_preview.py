@@ -6,7 +6,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from adjudication.gold import gold_sync
+from adjudication.gold.services import gold_sync
 from adjudication.models import GoldChange, GoldConstrual, GoldItem
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from adjudication.gold import (
+from adjudication.gold.services import (
     convention_apply,
     convention_revise,
     convention_vote,

@@ -8,7 +8,12 @@ from urllib.parse import urlsplit
 import pytest
 from django.urls import reverse
 
-from adjudication.gold import convention_apply, convention_propose, convention_revise, convention_vote
+from adjudication.gold.services import (
+    convention_apply,
+    convention_propose,
+    convention_revise,
+    convention_vote,
+)
 from adjudication.models import Convention, GoldItem
 from tests.crawl import crawl
 

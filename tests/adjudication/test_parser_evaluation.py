@@ -30,10 +30,10 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from adjudication.evaluation import EvaluationRequestError
-from adjudication.gold import gold_sync
+from adjudication.evaluation.figures import EvaluationRequestError
+from adjudication.evaluation.parser import APPRAISAL, LABEL_CLASSIFIER, PATHWAY, parser_vs_gold
+from adjudication.gold.services import gold_sync
 from adjudication.models import GoldItem
-from adjudication.parser_evaluation import APPRAISAL, LABEL_CLASSIFIER, PATHWAY, parser_vs_gold
 from annotator.imports import items_import
 from annotator.models import Assignment, Item, ItemSet, ParserPrediction, Round
 from annotator.sampling import item_set_from_items
@@ -407,7 +407,7 @@ def _registered(name, trained, predictions):
 
 
 def test_registered_parsers_are_scored_on_the_held_out_set_by_training_size(adjudicator_client, round_):
-    from adjudication.parser_curve import registered_curve
+    from adjudication.evaluation.parser_curve import registered_curve
     from rules.rulesets import active_rule_set
 
     small = _registered("clf", ["t1", "t2"], PARSER)
@@ -452,8 +452,8 @@ def test_registered_parsers_are_scored_on_the_held_out_set_by_training_size(adju
 def test_predictions_read_from_the_other_text_are_not_scored(adjudicator_client, round_):
     """The round shows the masked text; a newer prediction read from the generated text (which
     names the emotion) must not replace the masked one in any figure."""
-    from adjudication.evaluation import pass_items
-    from adjudication.parser_curve import registered_curve
+    from adjudication.evaluation.figures import pass_items
+    from adjudication.evaluation.parser_curve import registered_curve
     from rules.rulesets import active_rule_set
 
     assert round_.text_field == Round.TEXT_MASKED
@@ -470,7 +470,7 @@ def test_predictions_read_from_the_other_text_are_not_scored(adjudicator_client,
     after = parser_vs_gold(round_, "parser:clf", heldout=heldout())
     others = {s.slot: (s.accuracy.k, s.accuracy.n) for s in after.slots}["others_know"]
     assert others == (3, 4) and after.slots == before.slots
-    from adjudication.evaluation import pass_named
+    from adjudication.evaluation.figures import pass_named
 
     items = {i["id"]: i["explication"] for i in pass_items(round_, pass_named(round_, "parser:clf"))}
     assert items["h2"] == GUILT  # the masked reading, not the newer generated one

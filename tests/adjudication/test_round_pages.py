@@ -85,7 +85,7 @@ def test_the_conflict_list_shows_each_items_text_fetched_in_one_query(adjudicato
 
 
 def test_the_convention_preview_shows_each_items_text(adjudicator_client, submitted, adjudicator):
-    from adjudication.gold import convention_propose
+    from adjudication.gold.services import convention_propose
     from annotator.models import Item
 
     Item.objects.filter(source_id="t1-0").update(masked_text=LONG)

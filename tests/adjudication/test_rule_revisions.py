@@ -4,7 +4,7 @@ import pytest
 from django.core.cache import cache
 
 from adjudication.models import GoldChange, GoldConstrual
-from adjudication.rule_revisions import (
+from adjudication.rule_revisions.services import (
     RevisionError,
     revision_activate,
     revision_comparison,

@@ -10,7 +10,7 @@ import pytest
 from django.db import connection
 from django.urls import reverse
 
-from adjudication.gold import convention_propose
+from adjudication.gold.services import convention_propose
 from adjudication.models import GoldItem
 from tests.crawl import crawl
 
@@ -54,8 +54,8 @@ def test_no_page_writes_on_get(client, request, persona, state, adjudicator, one
 
 def test_the_crawl_sees_a_write_when_a_get_makes_one(client, adjudicator, submitted, monkeypatch):
     """The check itself can fail: a page that opens gold records on a GET is caught."""
-    from adjudication import gold_views
-    from adjudication.gold import gold_sync
+    from adjudication.gold import views as gold_views
+    from adjudication.gold.services import gold_sync
 
     real = gold_views.gold_awaiting
 
@@ -73,7 +73,7 @@ def test_the_agreement_page_stores_no_snapshot_the_export_does(client, adjudicat
     """The agreement page computes the round's analysis on GET and writes nothing; the snapshot the
     export reads is stored by agreement_snapshot_save, a named step of the export job, and reading
     the summary stores nothing."""
-    from adjudication.analytics import agreement_snapshot_save, agreement_summary
+    from adjudication.agreement.analysis import agreement_snapshot_save, agreement_summary
     from adjudication.models import AgreementSnapshot
 
     client.force_login(adjudicator)

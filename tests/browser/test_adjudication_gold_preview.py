@@ -4,7 +4,7 @@ chooses slots, and is warned when two construals route to the same label."""
 import pytest
 from playwright.sync_api import expect
 
-from adjudication.gold import gold_sync
+from adjudication.gold.services import gold_sync
 from adjudication.models import GoldItem
 
 pytestmark = pytest.mark.django_db(transaction=True)

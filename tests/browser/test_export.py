@@ -7,7 +7,7 @@ import zipfile
 import pytest
 from playwright.sync_api import expect
 
-from adjudication.gold import gold_sync
+from adjudication.gold.services import gold_sync
 from annotator.imports import items_import
 from annotator.model_output import pass_import
 from annotator.models import Item, Round

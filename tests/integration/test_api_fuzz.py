@@ -37,8 +37,8 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from adjudication.gold import convention_propose, convention_vote
-from adjudication.rule_revisions import revision_propose
+from adjudication.gold.services import convention_propose, convention_vote
+from adjudication.rule_revisions.services import revision_propose
 from annotator.models import Annotation, Assignment, Item, ItemSet, Round
 from exports.export import export_start
 from jobs.models import Job

@@ -47,7 +47,7 @@ import hashlib, json, sys, tempfile
 from pathlib import Path
 import django
 django.setup()
-from adjudication.analytics import _version, agreement_summary, round_analysis
+from adjudication.agreement.analysis import _version, agreement_summary, round_analysis
 from adjudication.models import GoldItem
 from annotator.models import Round
 from exports.export import export_prepare, export_write

@@ -152,7 +152,7 @@ def test_a_model_that_cannot_be_loaded_fails_the_export_job_not_the_request(
 def test_a_model_that_cannot_be_loaded_fails_the_verify_job_with_the_setting_named(
     client, admin_user, prefilled_round, sentiment_model, settings, django_capture_on_commit_callbacks
 ):
-    from adjudication.gold import gold_sync
+    from adjudication.gold.services import gold_sync
 
     settings.NSM_VERIFIER_MODEL = sentiment_model
     gold_sync(prefilled_round)

@@ -12,8 +12,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
 
-from adjudication.evaluation import EvaluationRequestError
-from adjudication.parser_evaluation import parser_vs_gold
+from adjudication.evaluation.figures import EvaluationRequestError
+from adjudication.evaluation.parser import parser_vs_gold
 from annotator.models import Item, ItemSet, ParserPrediction
 from annotator.sampling import item_set_from_items
 from jobs.kinds import JobError
@@ -276,7 +276,7 @@ def test_a_prefill_with_no_parser_chosen_uses_the_best_registered_one(
 def test_a_prefill_decodes_into_the_active_rule_set(
     registered, admin_user, adjudicator, items, django_capture_on_commit_callbacks
 ):
-    from adjudication.rule_revisions import revision_activate, revision_propose
+    from adjudication.rule_revisions.services import revision_activate, revision_propose
     from nsmcore.decoding import rules_tag
     from nsmcore.mapper import route
     from rules.rulesets import active_rule_set

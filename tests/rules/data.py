@@ -6,7 +6,7 @@ import copy
 import json
 from importlib import resources
 
-from adjudication.gold import _routings
+from adjudication.gold.services import _routings
 from adjudication.models import GoldConstrual, GoldItem
 from annotator.models import Item, ItemSet, Round
 from annotator.sampling import item_set_from_items

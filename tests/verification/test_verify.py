@@ -3,7 +3,7 @@ cached (a second run costs no forward pass), unusable models refused before a jo
 
 import pytest
 
-from adjudication.gold import gold_sync
+from adjudication.gold.services import gold_sync
 from annotator.models import ParserPrediction
 from annotator.sampling import item_set_from_items
 from jobs.kinds import JobError

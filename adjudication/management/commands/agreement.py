@@ -6,7 +6,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from adjudication.analytics import round_analysis
+from adjudication.agreement.analysis import round_analysis
 from annotator.models import Round
 
 

@@ -1,7 +1,7 @@
 """`manage.py evaluate --round NAME --pass KEY`: the paper's evaluation figures of one pass of a
 round against the items' reference labels (nsmcore's table), optionally beside a second pass. A
 parser pass adds its figures against gold beside the baselines (``--heldout NAME``: on that item
-set; adjudication.parser_evaluation)."""
+set; adjudication.evaluation.parser)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from adjudication.evaluation import (
+from adjudication.evaluation.figures import (
     MAX_ORDERS,
     PARSER,
     EvaluationRequestError,
@@ -21,8 +21,8 @@ from adjudication.evaluation import (
     options_from,
     pass_evaluation,
 )
-from adjudication.parser_curve import registered_curve
-from adjudication.parser_evaluation import heldout_named, parser_text, parser_vs_gold
+from adjudication.evaluation.parser import heldout_named, parser_text, parser_vs_gold
+from adjudication.evaluation.parser_curve import registered_curve
 from annotator.models import Round
 from nsmcore.cli import _write_atomically
 from nsmcore.evaluation import report_text

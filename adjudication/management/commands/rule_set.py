@@ -9,7 +9,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from adjudication.rule_revisions import RevisionError, revision_activate, revision_propose
+from adjudication.rule_revisions.services import RevisionError, revision_activate, revision_propose
 from nsmcore import jsonio
 from nsmcore.mapper import RuleSetError
 from rules.models import RuleSetActivation, RuleSetVersion

@@ -1,9 +1,9 @@
 """The Evaluation page of a round (adjudicators and admins): every classification figure of the
 paper for a pass against the items' reference labels, a second pass beside it, and each table as
 CSV (``evaluation/NAME.csv`` with the page's query string, read by the same form:
-EvaluationQuery). Figures come from ``adjudication.evaluation``; chart geometry from
+EvaluationQuery). Figures come from ``adjudication.evaluation.figures``; chart geometry from
 ``nsmcore.charts``. A parser pass also gets its "Parser against gold" section
-(``adjudication.parser_evaluation``: per-slot accuracy and alpha, legality, the routed label
+(``adjudication.evaluation.parser``: per-slot accuracy and alpha, legality, the routed label
 beside the baselines) on the round's items or a held-out item set (``?heldout=NAME``)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from adjudication.downloads import csv_response
-from adjudication.evaluation import (
+from adjudication.evaluation.figures import (
     PARSER,
     TABLES,
     EvaluationRequestError,
@@ -31,14 +31,14 @@ from adjudication.evaluation import (
     report_table,
     sensitivity_chart,
 )
-from adjudication.forms import EvaluationQuery, form_problems
-from adjudication.parser_curve import curve_chart, registered_curve
-from adjudication.parser_evaluation import (
+from adjudication.evaluation.parser import (
     PARSER_TABLES,
     label_figures,
     parser_table,
     parser_vs_gold,
 )
+from adjudication.evaluation.parser_curve import curve_chart, registered_curve
+from adjudication.forms import EvaluationQuery, form_problems
 from annotator.models import ItemSet, Round
 from annotator.roles import ADJUDICATOR, ADMIN, require_role
 from rules.rulesets import active_rule_set

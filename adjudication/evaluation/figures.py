@@ -26,7 +26,7 @@ import numpy as np
 from django.core.cache import cache
 from django.db.models import Count, Max, QuerySet
 
-from adjudication.analytics import round_signature
+from adjudication.agreement.analysis import round_signature
 from adjudication.models import GoldConstrual, GoldItem
 from annotator.models import SLOT_FIELDS, Annotation, Assignment, Item, ItemSet, ParserPrediction, Round
 from annotator.selectors import read_from

@@ -1,6 +1,6 @@
 """Conventions through the API, for scripts: list, propose, read with votes and the preview of
 what applying would change, vote, apply, withdraw, revise. The services are the pages'
-(``adjudication.gold``); adjudicators and admins read, only adjudicators act
+(``adjudication.gold.services``); adjudicators and admins read, only adjudicators act
 (adjudication.api_common has the rules shared with the gold API)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
-from adjudication.analytics import item_texts, round_analysis
+from adjudication.agreement.analysis import item_texts, round_analysis
 from adjudication.api_common import (
     ID_RANGE,
     REVISION_MISSING,
@@ -32,7 +32,8 @@ from adjudication.api_common import (
     _written,
 )
 from adjudication.filters import ConventionFilter
-from adjudication.gold import (
+from adjudication.gold.selectors import gold_awaiting
+from adjudication.gold.services import (
     PREVIEW_SIZE,
     acceptance_rule,
     convention_apply,
@@ -42,7 +43,6 @@ from adjudication.gold import (
     convention_vote,
     convention_withdraw,
 )
-from adjudication.gold_selectors import gold_awaiting
 from adjudication.models import Convention
 from annotator.models import Round
 from nsmcore.schema import SLOT_BY_NAME, SLOT_NAMES

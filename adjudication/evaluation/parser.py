@@ -34,7 +34,7 @@ import numpy as np
 from django.core.cache import cache
 from django.db.models import Count, Max
 
-from adjudication.evaluation import (
+from adjudication.evaluation.figures import (
     CACHE_SECONDS,
     GOLD,
     PARSER,

@@ -1,6 +1,6 @@
 """A round's evaluation through the API: ``GET /api/rounds/<id>/evaluation/?pass=KEY`` returns
 the report's ``to_dict()`` (every section with its evidence), for adjudicators and admins. A
-parser pass adds ``parser_vs_gold`` (``adjudication.parser_evaluation``) on the round's items or
+parser pass adds ``parser_vs_gold`` (``adjudication.evaluation.parser``) on the round's items or
 ``?heldout=NAME``."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from adjudication.analytics_api import RoundView
-from adjudication.evaluation import (
+from adjudication.agreement.api import RoundView
+from adjudication.evaluation.figures import (
     PARSER,
     EvaluationRequestError,
     PassEvaluation,
@@ -22,8 +22,8 @@ from adjudication.evaluation import (
     options_from,
     pass_evaluation,
 )
-from adjudication.parser_curve import registered_curve
-from adjudication.parser_evaluation import heldout_named, parser_vs_gold
+from adjudication.evaluation.parser import heldout_named, parser_vs_gold
+from adjudication.evaluation.parser_curve import registered_curve
 from rules.rulesets import active_rule_set
 
 

@@ -6,7 +6,7 @@ POSTs; ``gold_sync`` itself stays the one writer (the button, the commands, the 
 
 from __future__ import annotations
 
-from adjudication.analytics import round_analysis
+from adjudication.agreement.analysis import round_analysis
 from adjudication.models import GoldItem
 from annotator.models import Assignment, Round
 

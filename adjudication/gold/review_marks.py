@@ -8,7 +8,7 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 
-from adjudication.analytics import round_signature
+from adjudication.agreement.analysis import round_signature
 from adjudication.models import Convention, GoldItem
 from adjudication.queries import rows_update
 from annotator.models import Annotation, Assignment, Round

@@ -20,8 +20,8 @@ from typing import Any
 
 from django.core.cache import cache
 
-from adjudication.evaluation import CACHE_SECONDS, EvaluationRequestError
-from adjudication.parser_evaluation import (
+from adjudication.evaluation.figures import CACHE_SECONDS, EvaluationRequestError
+from adjudication.evaluation.parser import (
     explication_codes,
     newest_predictions,
     predictions_version,

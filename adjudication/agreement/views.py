@@ -16,7 +16,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
-from adjudication.analytics import (
+from adjudication.agreement.analysis import (
     Pass,
     RoundAnalysis,
     anchoring,
@@ -31,7 +31,7 @@ from adjudication.analytics import (
 )
 from adjudication.downloads import csv_response
 from adjudication.forms import AgreementQuery, AnchoringQuery, ConflictQuery, FlowQuery, refused_query
-from adjudication.gold_selectors import gold_awaiting
+from adjudication.gold.selectors import gold_awaiting
 from adjudication.models import GoldItem
 from annotator.models import Annotation, Assignment, Item, Round
 from annotator.roles import ADJUDICATOR, ADMIN, require_role

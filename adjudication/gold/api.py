@@ -1,6 +1,6 @@
 """Gold records through the API, for scripts: the list with the page's filters, open the records
 whose annotations are all in, read one with its audit trail, preview and resolve. The services
-are the pages' (``adjudication.gold``); adjudicators and admins read and open, only adjudicators
+are the pages' (``adjudication.gold.services``); adjudicators and admins read and open, only adjudicators
 resolve (adjudication.api_common has the rules shared with the conventions API)."""
 
 from __future__ import annotations
@@ -31,9 +31,12 @@ from adjudication.api_common import (
     _View,
     _written,
 )
-from adjudication.audit import gold_audit_trail
 from adjudication.filters import REVIEW, GoldFilter
-from adjudication.gold import (
+from adjudication.gold.audit import gold_audit_trail
+from adjudication.gold.preview import GoldPreview, gold_preview
+from adjudication.gold.review_marks import gold_revised
+from adjudication.gold.selectors import gold_awaiting
+from adjudication.gold.services import (
     ADJUDICATED,
     CONVENTION,
     UNANIMOUS,
@@ -41,10 +44,7 @@ from adjudication.gold import (
     gold_sync,
     gold_version,
 )
-from adjudication.gold_preview import GoldPreview, gold_preview
-from adjudication.gold_selectors import gold_awaiting
 from adjudication.models import GoldConstrual, GoldItem
-from adjudication.review_marks import gold_revised
 from annotator.models import Annotation, Round
 
 

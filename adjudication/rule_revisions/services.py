@@ -19,7 +19,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 import nsmcore
-from adjudication.gold import vote_outcome
+from adjudication.gold.services import vote_outcome
 from adjudication.models import GoldChange, GoldConstrual, GoldItem
 from annotator.models import Item, ItemSet, ParserPrediction
 from nsmcore.evaluation_report import Proportion

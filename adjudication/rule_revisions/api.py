@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from adjudication.rule_revisions import (
+from adjudication.rule_revisions.services import (
     as_json,
     blocker,
     pass_names,

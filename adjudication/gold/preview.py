@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from adjudication.gold import AdjudicationError
+from adjudication.gold.services import AdjudicationError
 from nsmcore import route
 from nsmcore.mapper import Routing
 from nsmcore.render import Line, render_value

@@ -16,10 +16,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, Q
 from django.utils import timezone
 
-from adjudication.analytics import round_analysis, round_signature
-from adjudication.models import Convention, GoldChange, GoldConstrual, GoldItem, Vote
-from adjudication.queries import json_key_set, rows_insert, rows_update
-from adjudication.review_marks import (
+from adjudication.agreement.analysis import round_analysis, round_signature
+from adjudication.gold.review_marks import (
     annotation_versions,
     annotations_changed,
     joined_reason,
@@ -30,6 +28,8 @@ from adjudication.review_marks import (
     synced_key,
     unmark_revision,
 )
+from adjudication.models import Convention, GoldChange, GoldConstrual, GoldItem, Vote
+from adjudication.queries import json_key_set, rows_insert, rows_update
 from annotator.models import Assignment, Item, Round
 from annotator.versions import round_version
 from nsmcore.mapper import route_batch

@@ -13,8 +13,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from adjudication.forms import VoteForm, form_problems
-from adjudication.gold import acceptance_rule
-from adjudication.rule_revisions import (
+from adjudication.gold.services import acceptance_rule
+from adjudication.rule_revisions.services import (
     CHANGES_SHOWN,
     RevisionError,
     blocker,

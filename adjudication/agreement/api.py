@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from adjudication.analytics import (
+from adjudication.agreement.analysis import (
     anchoring,
     conflict_rows,
     describe_rows,

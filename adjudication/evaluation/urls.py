@@ -1,0 +1,17 @@
+from django.urls import path
+
+from adjudication.evaluation import api, views
+
+urlpatterns = [
+    path(
+        "adjudicate/rounds/<int:round_id>/evaluation/",
+        views.evaluation_page,
+        name="evaluation",
+    ),
+    path(
+        "adjudicate/rounds/<int:round_id>/evaluation/<slug:table>.csv",
+        views.evaluation_csv,
+        name="evaluation_csv",
+    ),
+    path("api/rounds/<int:round_id>/evaluation/", api.Evaluation.as_view(), name="api_evaluation"),
+]
