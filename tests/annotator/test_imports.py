@@ -1,5 +1,4 @@
 import re
-from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -8,9 +7,9 @@ from django.urls import reverse
 
 from annotator.imports import MAX_REPORTED, ImportFileError, items_import, read_items, read_jsonl
 from annotator.models import Item
+from tests.shared_data import shared_data
 
 pytestmark = pytest.mark.django_db
-CROWD = Path(__file__).resolve().parents[3] / "shared" / "data" / "crowd-enVent"
 HEADER = "\ttext_id\temotion\tgenerated_text\thidden_emo_text\tsuddenness\tintensity\tage"
 
 
@@ -102,11 +101,11 @@ def test_jsonl_with_one_text_uses_it_for_both_and_csv_works():
     assert rows[0]["text"] == "A, with comma"
 
 
-@pytest.mark.skipif(not CROWD.is_dir(), reason="the shared crowd-enVent copy is not beside this checkout")
 def test_the_real_crowd_envent_copy_imports_all_5400_rows():
+    crowd = shared_data("crowd-enVent")
     total = 0
     for split in ("train", "val", "test"):
-        report = items_import(data=(CROWD / f"crowd-enVent-{split}.tsv").read_bytes(), fmt="tsv")
+        report = items_import(data=(crowd / f"crowd-enVent-{split}.tsv").read_bytes(), fmt="tsv")
         total += report.created
     assert total == 5400
     assert Item.objects.filter(reference_label="guilt").count() == 225

@@ -1,5 +1,4 @@
 import json
-from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
@@ -10,9 +9,9 @@ from annotator.model_output import pass_import, predictions_import
 from annotator.models import Annotation, Assignment, Item, ParserPrediction, Round
 from annotator.sampling import item_set_from_items
 from tests.factories import PRED
+from tests.shared_data import shared_data
 
 pytestmark = pytest.mark.django_db
-SILVER = Path(__file__).resolve().parents[3] / "shared" / "data" / "silver-156"
 
 
 def _row(text_id, **slots):
@@ -52,16 +51,16 @@ def test_predictions_import_keeps_illegal_ones_as_illegal(items):
     assert predictions_import(data=data, parser="ext", source="test").created == 0
 
 
-@pytest.mark.skipif(not SILVER.is_dir(), reason="the shared silver-156 data is not beside this checkout")
 def test_the_two_real_silver_passes_import_into_one_round(tmp_path, capsys):
-    items_import(data=(SILVER / "items.jsonl").read_bytes(), fmt="jsonl", source="crowd-enVent")
+    silver = shared_data("silver-156")
+    items_import(data=(silver / "items.jsonl").read_bytes(), fmt="jsonl", source="crowd-enVent")
     item_set = item_set_from_items(name="S", items=list(Item.objects.all()))
     Round.objects.create(name="silver-156", item_set=item_set, pass_kind="silver", annotators_per_item=2)
     call_command(
-        "import_pass", str(SILVER / "pass-a.jsonl"), "--round", "silver-156", "--annotator", "silver-a"
+        "import_pass", str(silver / "pass-a.jsonl"), "--round", "silver-156", "--annotator", "silver-a"
     )
     call_command(
-        "import_pass", str(SILVER / "pass-b.jsonl"), "--round", "silver-156", "--annotator", "silver-b"
+        "import_pass", str(silver / "pass-b.jsonl"), "--round", "silver-156", "--annotator", "silver-b"
     )
     assert "156 created" in capsys.readouterr().out
     assert Annotation.objects.filter(assignment__round__name="silver-156").count() == 312

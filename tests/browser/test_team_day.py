@@ -8,20 +8,18 @@ convention; the admin exports the gold through a real worker and downloads the a
 import io
 import json
 import zipfile
-from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.core.management import call_command
 from playwright.sync_api import expect
 
 from adjudication.models import GoldItem
 from annotator.models import Annotation, Item
 from tests.browser.job_page import wait_until_done
+from tests.shared_data import shared_data
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-CROWD_ENVENT_TEST = Path(settings.BASE_DIR).parent / "shared/data/crowd-enVent/crowd-enVent-test.tsv"
 TEAM = {  # username -> role
     "ann1": "annotator",
     "ann2": "annotator",
@@ -73,13 +71,10 @@ def annotate_round(page, live_server, username: str, agency: str) -> None:
     page.click("button:has-text('Log out')")
 
 
-@pytest.mark.skipif(
-    not CROWD_ENVENT_TEST.exists(),
-    reason=f"the real crowd-enVent test file is read from {CROWD_ENVENT_TEST}, which is absent here",
-)
 def test_a_team_builds_and_exports_a_gold_corpus_in_the_browser(
     browser, page, live_server, worker, monkeypatch
 ):
+    crowd_envent_test = shared_data("crowd-enVent", "crowd-enVent-test.tsv")
     # The one documented shell step on a fresh database: the first admin.
     monkeypatch.setattr("sys.stdin", io.StringIO("root-secret-1\n"))
     call_command("create_admin", "root", "--password-stdin", stdout=io.StringIO())
@@ -87,7 +82,7 @@ def test_a_team_builds_and_exports_a_gold_corpus_in_the_browser(
 
     # Import the real test split: a preview first, then the confirmed write.
     page.click("nav >> text=Import")
-    page.set_input_files("input[name=file]", str(CROWD_ENVENT_TEST))
+    page.set_input_files("input[name=file]", str(crowd_envent_test))
     page.click("#import-upload button[type=submit]")
     expect(page.locator("#import-preview")).to_be_visible()
     assert Item.objects.count() == 0
