@@ -69,10 +69,16 @@ def test_the_app_suites_pass_on_postgresql(postgres_admin_url):
             "tests/app",
             "tests/annotator",
             "tests/jobs",
+            "tests/predictions",
             "tests/adjudication",
+            "tests/verification",
+            "tests/exports",  # its raw SQL (exports/queries.py) above all
             "-q",
             "-p",
             "no:cacheprovider",
+            # both cores: this is the suite's longest test, and the other worker is idle by its end
+            "-n",
+            "2",
         ],
         cwd=ROOT,
         env=env,
