@@ -170,11 +170,13 @@ class AgreementQuery(forms.Form):
 
 
 class ConflictQuery(forms.Form):
-    """Conflicts of one slot (empty: any), and of one value pair (a, b: values of that slot)."""
+    """Conflicts of one slot (empty: any), and of one value pair (a, b: values of that slot); the
+    page, API and CSV read it alike."""
 
     slot = forms.ChoiceField(choices=[("", "any slot")] + [(s, s) for s in SLOT_NAMES], required=False)
     a = forms.CharField(required=False, max_length=40)
     b = forms.CharField(required=False, max_length=40)
+    page = forms.IntegerField(required=False, min_value=1)
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()

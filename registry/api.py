@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers
 from rest_framework.permissions import IsAuthenticated
 
 from annotator.roles import ADJUDICATOR, ADMIN, HasRole
+from registry.filters import ParserFilter
 from registry.models import RegisteredParser
 from registry.selectors import best_parser
 
@@ -50,33 +50,14 @@ class ParserDetailOut(ParserOut):
         fields = [*ParserOut.Meta.fields, "card"]
 
 
-@extend_schema(
-    parameters=[
-        OpenApiParameter("name", str, description="NAME (its versions) or NAME@VERSION"),
-        OpenApiParameter("backend", str, enum=RegisteredParser.Backend.values),
-    ]
-)
 class ParserList(generics.ListAPIView):
-    """Registered parsers, newest version first within each name."""
+    """Registered parsers, newest version first within each name; ?name=NAME or NAME@VERSION,
+    ?backend=."""
 
     serializer_class = ParserOut
     permission_classes = [IsAuthenticated & IsAdjudicatorOrAdmin]
-
-    def get_queryset(self):
-        found = RegisteredParser.objects.select_related("created_by").defer("card", "trained_on")
-        name = self.request.query_params.get("name", "")
-        if name:  # NAME or NAME@VERSION
-            name, at, version = name.partition("@")
-            found = found.filter(name=name)
-            if at:
-                found = (
-                    found.filter(version=int(version))
-                    if version.isdigit() and len(version) < 10
-                    else found.none()
-                )
-        if self.request.query_params.get("backend"):
-            found = found.filter(backend=self.request.query_params["backend"])
-        return found
+    filterset_class = ParserFilter
+    queryset = RegisteredParser.objects.select_related("created_by").defer("card", "trained_on")
 
 
 class ParserDetail(generics.RetrieveAPIView):

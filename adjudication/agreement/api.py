@@ -19,6 +19,7 @@ from adjudication.agreement.analysis import (
     passes_for,
     round_analysis,
 )
+from adjudication.forms import ConflictQuery
 from annotator.models import Round
 from annotator.roles import ADJUDICATOR, ADMIN, HasRole
 from nsmcore.schema import SLOT_NAMES
@@ -62,21 +63,24 @@ class ConflictList(RoundView):
     @extend_schema(
         parameters=[
             OpenApiParameter("slot", str, enum=list(SLOT_NAMES)),
-            OpenApiParameter("a", str),
-            OpenApiParameter("b", str),
-            OpenApiParameter("page", int),
+            OpenApiParameter("a", str, description="a value of the slot"),
+            OpenApiParameter("b", str, description="a value of the slot"),
+            OpenApiParameter("page", int, description="from 1"),
         ],
-        responses={200: OpenApiTypes.OBJECT, 400: OpenApiResponse(description="an unknown slot")},
+        responses={
+            200: OpenApiTypes.OBJECT,
+            400: OpenApiResponse(description="an unknown slot, a value not of it, a bad page: each named"),
+        },
     )
     def get(self, request: Request, round_id: int) -> Response:
-        analysis = round_analysis(self.round(round_id))
-        slot = request.query_params.get("slot", "")
-        if slot and slot not in SLOT_NAMES:
-            return Response({"detail": f"unknown slot {slot!r}; slots: {', '.join(SLOT_NAMES)}"}, status=400)
-        matching = conflict_rows(
-            analysis, slot=slot, a=request.query_params.get("a", ""), b=request.query_params.get("b", "")
-        )
-        page = Paginator(matching, 50).get_page(request.query_params.get("page"))
+        round_ = self.round(round_id)
+        query = ConflictQuery(request.query_params)  # the page's own form: the same values refused
+        if not query.is_valid():
+            return Response(query.errors, status=400)
+        q = query.cleaned_data
+        analysis = round_analysis(round_)
+        matching = conflict_rows(analysis, slot=q["slot"], a=q["a"], b=q["b"])
+        page = Paginator(matching, 50).get_page(q["page"])
         return Response(
             {
                 "count": len(matching),

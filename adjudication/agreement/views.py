@@ -132,7 +132,7 @@ def conflict_list(request: HttpRequest, round_id: int) -> HttpResponse:
         return refused_query(request, query)
     q = query.cleaned_data
     coders = analysis.data.coder_names
-    page = Paginator(matching, PAGE_SIZE).get_page(request.GET.get("page"))
+    page = Paginator(matching, PAGE_SIZE).get_page(q["page"])
     context = {
         "round": round_,
         "analysis": analysis,
@@ -145,7 +145,7 @@ def conflict_list(request: HttpRequest, round_id: int) -> HttpResponse:
         "slots": SLOT_NAMES,
         "values": SLOT_BY_NAME[q["slot"]].values if q["slot"] else (),
         "matching": len(matching),
-        "query": urlencode({k: v for k, v in q.items() if v}),
+        "query": urlencode({k: v for k, v in q.items() if v and k != "page"}),
         "submissions": None if coders else round_submissions(round_),
     }
     template = "adjudication/_conflicts.html" if request.htmx else "adjudication/conflicts.html"

@@ -175,10 +175,11 @@ def test_the_api_gives_the_same_numbers(adjudicator_client, submitted):
         reverse("api_conflicts", args=[submitted.pk]), {"slot": "agency"}
     ).json()
     assert conflicts["count"] == 2 and conflicts["results"][0]["values"]["agency"] == ["i", "someone-else"]
-    assert (
-        adjudicator_client.get(reverse("api_conflicts", args=[submitted.pk]), {"slot": "mood"}).status_code
-        == 400
-    )
+    api_conflicts = reverse("api_conflicts", args=[submitted.pk])
+    assert adjudicator_client.get(api_conflicts, {"slot": "mood"}).status_code == 400
+    # the page's form: a value not of the slot, or a page that is no number, is named (they were ignored)
+    refused = adjudicator_client.get(api_conflicts, {"slot": "intensity", "b": "loud", "page": "null"})
+    assert refused.status_code == 400 and set(refused.json()) == {"b", "page"}
     flows = adjudicator_client.get(reverse("api_flows", args=[submitted.pk])).json()
     assert flows["items"] == 4 and flows["flows"][0]["count"] == 2
     anchoring = adjudicator_client.get(reverse("api_anchoring", args=[submitted.pk])).json()

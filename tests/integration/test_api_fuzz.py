@@ -32,6 +32,8 @@ from django.utils.crypto import get_random_string
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
+    negative_data_rejection,
+    positive_data_acceptance,
     response_headers_conformance,
     response_schema_conformance,
     status_code_conformance,
@@ -53,6 +55,8 @@ CHECKS = [
     response_headers_conformance,
     response_schema_conformance,
 ]
+if os.environ.get("NSM_FUZZ_STRICT"):
+    CHECKS += [positive_data_acceptance, negative_data_rejection]
 
 # Examples per operation and generation mode (valid, invalid). Raise it, or change the seed,
 # locally to look harder (`NSM_FUZZ_EXAMPLES=200 NSM_FUZZ_SEED=3`), never in CI.

@@ -135,6 +135,11 @@ def test_the_page_api_and_command_list_it_for_adjudicators_and_admins(
     assert [r["spec"] for r in rows] == [parser.spec] and rows[0]["trained_on"] == len(parser.trained_on)
     one = client.get(reverse("api_parser", args=[parser.pk])).json()
     assert one["card"]["data_hash"] == parser.card["data_hash"]
+    by_name = client.get(reverse("api_parsers"), {"name": parser.spec, "backend": parser.backend}).json()
+    assert [r["spec"] for r in by_name["results"]] == [parser.spec]
+    assert client.get(reverse("api_parsers"), {"name": f"{parser.name}@x"}).json()["results"] == []
+    refused = client.get(reverse("api_parsers"), {"backend": "AAA"})  # the schema's enum, kept
+    assert refused.status_code == 400 and "backend" in refused.json()
     out = io.StringIO()
     call_command("parsers", stdout=out)
     assert parser.spec in out.getvalue()
