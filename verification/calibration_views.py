@@ -26,6 +26,7 @@ from verification.calibration import (
     judgement_progress,
     verifier_models,
 )
+from verification.forms import CalibrationQuery
 
 ITEMS_PER_PAGE = 10
 
@@ -86,7 +87,10 @@ def judgement_mark_view(request: HttpRequest, round_id: int, item_id: int) -> Ht
 def calibration_page(request: HttpRequest, round_id: int) -> HttpResponse:
     round_ = get_object_or_404(Round, pk=round_id)
     models = verifier_models(round_)
-    model = request.GET.get("model") or (models[0] if models else "")
+    query = CalibrationQuery(request.GET, models=models)
+    if not query.is_valid():
+        return render(request, "400.html", {"problem": f"bad query: {form_problems(query)}"}, status=400)
+    model = query.cleaned_data["model"]
     report = calibration_report(round_, model) if model else None
     context = {
         "round": round_,

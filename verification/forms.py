@@ -55,3 +55,18 @@ def model_problem(model: str) -> str | None:
     except VerifierUnavailable as error:
         return str(error)
     return None
+
+
+class CalibrationQuery(forms.Form):
+    """The calibration page's ?model=: one of the models with cached judgements of the round's texts
+    (left out, the newest)."""
+
+    model = forms.ChoiceField(required=False)
+
+    def __init__(self, data, *, models: list[str]):
+        super().__init__(data)
+        self.fields["model"].choices = [("", "the newest"), *((m, m) for m in models)]
+        self.models = models
+
+    def clean_model(self) -> str:
+        return self.cleaned_data["model"] or (self.models[0] if self.models else "")

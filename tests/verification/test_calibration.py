@@ -141,6 +141,8 @@ def test_calibration_figures_follow_their_definitions(client, verified, adjudica
     assert api["roc_auc"] == report.auc and api["best_threshold"]["threshold"] == report.best.threshold
     assert api["item_score_histogram"]["counts"] == report.histogram
     assert client.get(f"/api/rounds/{round_.pk}/calibration/?model=other@x").status_code == 404
+    refused = client.get(f"/adjudicate/rounds/{round_.pk}/calibration/?model=other@x")
+    assert refused.status_code == 400 and "model: Select a valid choice. other@x" in refused.content.decode()
 
 
 def test_before_any_verification_the_report_says_what_to_do(client, gold_round, admin_user, annotator):
