@@ -173,7 +173,10 @@ class ConflictQuery(forms.Form):
     """Conflicts of one slot (empty: any), and of one value pair (a, b: values of that slot); the
     page, API and CSV read it alike."""
 
-    slot = forms.ChoiceField(choices=[("", "any slot")] + [(s, s) for s in SLOT_NAMES], required=False)
+    slot = forms.ChoiceField(
+        choices=[("", "any slot")] + [(s, s) for s in SLOT_NAMES], required=False,
+        error_messages={"invalid_choice": f"unknown slot %(value)r; slots: {', '.join(SLOT_NAMES)}"},
+    )  # fmt: skip
     a = forms.CharField(required=False, max_length=40)
     b = forms.CharField(required=False, max_length=40)
     page = forms.IntegerField(required=False, min_value=1)

@@ -19,7 +19,7 @@ from adjudication.agreement.analysis import (
     passes_for,
     round_analysis,
 )
-from adjudication.forms import ConflictQuery
+from adjudication.forms import ConflictQuery, form_problems
 from annotator.models import Round
 from annotator.roles import ADJUDICATOR, ADMIN, HasRole
 from nsmcore.schema import SLOT_NAMES
@@ -75,8 +75,8 @@ class ConflictList(RoundView):
     def get(self, request: Request, round_id: int) -> Response:
         round_ = self.round(round_id)
         query = ConflictQuery(request.query_params)  # the page's own form: the same values refused
-        if not query.is_valid():
-            return Response(query.errors, status=400)
+        if not query.is_valid():  # the field at fault, and a detail as every other 400 has
+            return Response({"detail": form_problems(query), **query.errors}, status=400)
         q = query.cleaned_data
         analysis = round_analysis(round_)
         matching = conflict_rows(analysis, slot=q["slot"], a=q["a"], b=q["b"])
