@@ -167,7 +167,12 @@ class Assignment(models.Model):
 
 
 class Annotation(models.Model):
-    """The current state of one annotator's work on one item; every save adds a revision."""
+    """The current state of one annotator's work on one item; every save that changes it adds a
+    revision."""
+
+    #: not stored: whether the annotation_submit that returned it wrote a revision (a submit that
+    #: changes nothing writes none)
+    changed = True
 
     assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="annotation")
     # one column per slot, with the schema's choices

@@ -410,11 +410,12 @@ def annotation_submit(
     base_version: int,
     time_spent_ms: int = 0,
 ) -> Annotation:
-    """Save an annotator's slots as a new revision. ``base_version`` is the version the form was
-    loaded at (0 for a first save); if the annotation has moved on since, or another first save
-    won the race, StaleSave is raised and nothing is written. Bad values, numbers out of range
-    (``time_spent_ms`` 0 to TIME_SPENT_MAX_MS) and texts over TEXT_MAX_CHARS raise
-    AnnotationInvalid naming each field.
+    """Save an annotator's slots as a new revision; a submit of a done item that changes nothing
+    writes nothing and returns the annotation as it is (``changed`` False). ``base_version`` is
+    the version the form was loaded at (0 for a first save); if the annotation has moved on
+    since, or another first save won the race, StaleSave is raised and nothing is written. Bad
+    values, numbers out of range (``time_spent_ms`` 0 to TIME_SPENT_MAX_MS) and texts over
+    TEXT_MAX_CHARS raise AnnotationInvalid naming each field.
 
     The reads come with the assignment when it is ``assignment_for_user``'s (its annotation and
     prefill); the writes are one transaction: the claim (insert or conditional update), the
@@ -445,6 +446,19 @@ def annotation_submit(
         "time_spent_ms": time_spent_ms,
     }
     annotation = annotation_of(assignment)
+    if (
+        annotation is not None
+        and base_version == annotation.version
+        and _unchanged(annotation, fields)
+        and (  # the status read only here: what the caller holds may be older
+            assignment.status == Assignment.Status.DONE
+            or Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.DONE).exists()
+        )
+    ):
+        # Enter on a done item, unchanged: no revision, no new version of the round's work (which
+        # would mark its gold record for review)
+        annotation.changed = False
+        return annotation
     if annotation is None and base_version != 0:
         annotation = _fresh(assignment)  # saved since the assignment was read?
         if annotation is None:
@@ -484,7 +498,14 @@ def annotation_submit(
     except (IntegrityError, _Lost):
         raise StaleSave(_fresh(assignment)) from None
     assignment.status = Assignment.Status.DONE
+    annotation.changed = True
     return annotation
+
+
+def _unchanged(annotation: Annotation, fields: dict[str, Any]) -> bool:
+    """Whether saving ``fields`` would change what the annotation holds (its time spent aside)."""
+    compared = (*SLOT_FIELDS, "residue", "notes", "flags")
+    return all(getattr(annotation, name) == fields[name] for name in compared)
 
 
 class _Lost(Exception):

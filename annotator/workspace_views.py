@@ -10,6 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 import nsmcore
@@ -99,6 +100,7 @@ def _page(
         "errors": errors or {},
         "text_max": TEXT_MAX_CHARS,
         "saved": saved,
+        "current": annotation,  # the version on the server: a revisited done item says when it was saved
         "compare": _compare(saved, values) if saved else [],
         "keys": KEYS,
         "done": done,
@@ -151,7 +153,7 @@ def annotate(request: HttpRequest, assignment_id: int) -> HttpResponse:
     loaded_at = meta.cleaned_data["base_version"]
     replace = meta.cleaned_data["replace_version"]
     try:
-        annotation_submit(
+        annotation = annotation_submit(
             assignment=assignment,
             user=request.user,
             values=values,
@@ -169,6 +171,9 @@ def annotate(request: HttpRequest, assignment_id: int) -> HttpResponse:
     except AnnotationInvalid as invalid:
         errors = invalid.errors
         return _page(request, assignment, values=values, errors=errors, base_version=loaded_at, status=400)
+    if not annotation.changed:
+        saved_at = timezone.localtime(annotation.updated_at)
+        messages.info(request, f"No change: version {annotation.version} is kept (saved {saved_at:%H:%M}).")
     following = next_assignment(request.user, assignment.round_id, after=assignment.position)
     if following is None:
         messages.success(request, f"Round {assignment.round.name}: every item is done. Thank you!")

@@ -1,11 +1,17 @@
 import pytest
 from django.urls import reverse
 
+from adjudication.agreement.analysis import round_signature
 from annotator.models import Annotation, AnnotationRevision, Assignment, Round
 from annotator.services import AnnotationInvalid, StaleSave, annotation_submit
 from tests.factories import PRED
 
 pytestmark = pytest.mark.django_db
+
+
+def round_version_of(round_: Round) -> str:
+    """What the gold and agreement pages key on: it moves with every saved revision."""
+    return round_signature(round_.pk)
 
 
 def first(round_, user) -> Assignment:
@@ -211,3 +217,31 @@ def test_a_bad_workspace_post_is_a_400_naming_the_field_and_writes_nothing(
     # the live preview reads the same form: a bad flag is named there too
     preview = client.post(reverse("preview", args=[a.pk]), form(PRED, flags=["odd"]))
     assert preview.status_code == 400 and preview.content.decode().startswith("flags: ")
+
+
+def test_a_submit_that_changes_nothing_writes_no_revision_and_the_page_says_so(
+    client, prefilled_round, annotator, other_annotator
+):
+    """Enter on a done item, unchanged, wrote an identical revision (and marked its gold record for
+    review through the round's new version). Issue 25."""
+    client.force_login(annotator)
+    a = first(prefilled_round, annotator)
+    url = reverse("annotate", args=[a.pk])
+    assert client.post(url, form(PRED | {"intensity": "very"})).status_code == 302
+    round_version = round_version_of(prefilled_round)
+    page = client.get(url).content.decode()
+    assert 'id="saved-version"' in page and "saved v1" in page  # a revisited done item says when
+
+    response = client.post(url, form(PRED | {"intensity": "very"}, base_version=1), follow=True)
+    annotation = Annotation.objects.get(assignment=a)
+    assert annotation.version == 1 and AnnotationRevision.objects.filter(annotation=annotation).count() == 1
+    assert round_version_of(prefilled_round) == round_version  # nothing for gold to review
+    assert "No change: version 1 is kept" in response.content.decode()
+
+    # the service and the API alike
+    same = annotation_submit(
+        assignment=a, user=annotator, values=PRED | {"intensity": "very"}, base_version=1
+    )
+    assert (same.version, same.changed) == (1, False)
+    changed = annotation_submit(assignment=a, user=annotator, values=PRED, base_version=1)
+    assert (changed.version, changed.changed) == (2, True)
