@@ -167,16 +167,25 @@ def _gold_page(
     first = construals[0]
     second = construals[1] if len(construals) > 1 else None
     preview = gold_preview(first=first.slots, second=second.slots if second else None, residue=first.residue)
+    # a refused save shows what was posted again, not the stored record: no choice is lost
+    posted = request.POST if error and request.method == "POST" else None
     rows = []
     for slot in SLOTS:
         given = [getattr(a, slot.name) for a in annotations]
+        stored_second = second.slots.get(slot.name) if second else None
         rows.append(
             {
                 "slot": slot.name,
                 "values": given,
                 "choices": slot.values,
                 "current": first.slots.get(slot.name),
-                "second": second.slots.get(slot.name) if second else None,
+                "second": stored_second,
+                "chosen": posted.get(slot.name, "") if posted else "",
+                "chosen_second": (
+                    posted.get(f"second_{slot.name}", "")
+                    if posted
+                    else (stored_second if stored_second != first.slots.get(slot.name) else "")
+                ),
                 "provenance": first.provenance.get(slot.name),
                 "differs": len(set(given)) > 1,
             }
@@ -195,6 +204,7 @@ def _gold_page(
         "version": gold_version(gold),  # what a save from this page was decided on
         "error": error,
         "why": request.POST.get("why", "") if error else "",  # the rejected form, shown again
+        "two": bool(posted.get("two_construals")) if posted else len(construals) > 1,
     }
     return render(request, "adjudication/gold_item.html", context, status=status)
 

@@ -244,3 +244,27 @@ def test_a_conflict_link_leaves_the_value_the_slot_takes_to_the_adjudicator(clie
     assert response.status_code == 400
     assert "the slot takes: choose one of the two values" in response.content.decode()
     assert not Convention.objects.exists()
+
+
+def test_a_refused_save_keeps_the_adjudicators_choices_and_the_browser_asks_for_why(
+    client, adjudicator, submitted
+):
+    """A 400 showed the stored record again, not what was posted: the choices were lost (issue 25)."""
+    client.force_login(adjudicator)
+    gold_sync(submitted)
+    gold = GoldItem.objects.get(round=submitted, item__source_id="t3-0")
+    url = reverse("gold_item", args=[submitted.pk, gold.item_id])
+    posted = {
+        "intensity": "very",
+        "body": "yes",
+        "two_construals": "1",
+        "second_intensity": "plain",
+        "why": " ",
+    }
+    page = client.post(url, posted).content.decode()
+    assert "why: say why" in page
+    assert re.search(r'<select name="intensity">.*?<option value="very" selected>', page, re.S)
+    assert re.search(r'<select name="body">.*?<option value="yes" selected>', page, re.S)
+    assert re.search(r'<select name="second_intensity">.*?<option value="plain" selected>', page, re.S)
+    assert re.search(r'name="two_construals" value="1" checked', page)
+    assert re.search(r'<input type="text" name="why"[^>]* required', client.get(url).content.decode())
