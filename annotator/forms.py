@@ -64,7 +64,7 @@ class RoundForm(forms.Form):
     confirm_overlap = forms.BooleanField(
         required=False,
         label="Create it anyway",
-        help_text="a blind round over items its annotators saw prefilled is no longer a clean control",
+        help_text="a round mixing prefill with the blind control arm, either way, leaves it unclean",
     )
 
     def __init__(

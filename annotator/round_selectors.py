@@ -38,6 +38,20 @@ def prefill_overlap(*, item_set: ItemSet, annotators: Iterable[AbstractBaseUser]
     return dict(sorted(counts.items()))
 
 
+def blind_pending(*, item_set: ItemSet, annotators: Iterable[AbstractBaseUser]) -> dict[str, int]:
+    """{username: how many of the set's items they have still to do in a blind round}, only those
+    with any, by name. A prefilled round over them would show the parser's explication of items
+    the blind control arm still waits for."""
+    names = {a.pk: a.get_username() for a in annotators}
+    pending = Assignment.objects.filter(
+        annotator_id__in=list(names),
+        item_id__in=item_set.members.values_list("item_id", flat=True),
+        round__mode=Round.Mode.BLIND,
+    ).exclude(status=Assignment.Status.DONE)
+    counts = Counter(names[annotator_id] for annotator_id in pending.values_list("annotator_id", flat=True))
+    return dict(sorted(counts.items()))
+
+
 def annotator_choices() -> QuerySet[User]:
     """Active users with the annotator role: who a round's pool is picked from."""
     return User.objects.filter(is_active=True, groups__name=ANNOTATOR).order_by("username").distinct()

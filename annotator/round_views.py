@@ -32,9 +32,14 @@ def _item_set(value: str | None) -> ItemSet | None:
 
 
 def _new_round_page(
-    request: HttpRequest, form: RoundForm, *, overlap: dict[str, int] | None = None, status: int = 200
+    request: HttpRequest,
+    form: RoundForm,
+    *,
+    overlap: dict[str, int] | None = None,
+    overlap_mode: str = "",
+    status: int = 200,
 ) -> HttpResponse:
-    context = {"form": form, "overlap": overlap or {}}
+    context = {"form": form, "overlap": overlap or {}, "overlap_mode": overlap_mode}
     # htmx asks for the form again when the item set changes: the parser choices follow it
     template = "annotator/_manage_round_form.html" if request.htmx else "annotator/manage_round_new.html"
     return render(request, template, context, status=status)
@@ -74,7 +79,7 @@ def round_new(request: HttpRequest) -> HttpResponse:
         )
     except RoundOverlap as error:
         # the warning box says it, with the counts and the checkbox: no second, red copy
-        return _new_round_page(request, form, overlap=error.counts, status=400)
+        return _new_round_page(request, form, overlap=error.counts, overlap_mode=error.mode, status=400)
     except RoundError as error:
         form.add_error(error.field if error.field in form.fields else None, str(error))
         return _new_round_page(request, form, status=400)

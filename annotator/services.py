@@ -24,7 +24,7 @@ from annotator.models import (
     Round,
 )
 from annotator.queries import assignments_rotate
-from annotator.round_selectors import field_mismatch_problem, prefill_overlap, prefilled_seen
+from annotator.round_selectors import blind_pending, field_mismatch_problem, prefill_overlap, prefilled_seen
 from annotator.selectors import annotation_of, prefill_of
 from annotator.versions import round_changed
 
@@ -53,20 +53,30 @@ class RoundError(ValueError):
 
 
 class RoundOverlap(RoundError):
-    """A blind round would give annotators items they already saw prefilled; ``counts`` maps
-    username -> how many."""
+    """A round that would mix the blind control arm with prefill: a blind round over items its
+    annotators already saw prefilled, or (``mode`` prefilled) a prefilled round over items they
+    still have to do blind. ``counts`` maps username -> how many."""
 
     api_status = 409
 
     def api_body(self) -> dict[str, Any]:
         return {"detail": str(self), "allow_prefill_overlap": [str(self)], "overlap": self.counts}
 
-    def __init__(self, counts: dict[str, int]):
-        self.counts = counts
+    def __init__(self, counts: dict[str, int], *, mode: str = Round.Mode.BLIND):
+        self.counts, self.mode = counts, mode
         detail = ", ".join(f"{name} {n}" for name, n in counts.items())
+        if mode == Round.Mode.BLIND:
+            problem = (
+                "a blind round is the control for anchoring, but its annotators saw items of this set "
+                "prefilled"
+            )
+        else:
+            problem = (
+                "a prefilled round would show the parser's explications of items its annotators have "
+                "still to annotate blind, in the control for anchoring"
+            )
         super().__init__(
-            f"a blind round is the control for anchoring, but its annotators saw items of this set "
-            f"prefilled: {detail}. Choose other items or annotators, or confirm to create it anyway",
+            f"{problem}: {detail}. Choose other items or annotators, or confirm to create it anyway",
             field="confirm_overlap",
         )
 
@@ -152,10 +162,11 @@ def round_create(
         problem = field_mismatch_problem(item_set, prefill_parser, text_field)
         if problem:
             raise RoundError(problem, field="prefill_parser")
-    if mode == Round.Mode.BLIND and not allow_prefill_overlap:
-        overlap = prefill_overlap(item_set=item_set, annotators=annotators)
+    if not allow_prefill_overlap:  # the blind control arm kept apart from prefill, both ways
+        seen = prefill_overlap if mode == Round.Mode.BLIND else blind_pending
+        overlap = seen(item_set=item_set, annotators=annotators)
         if overlap:
-            raise RoundOverlap(overlap)
+            raise RoundOverlap(overlap, mode=mode)
     try:
         with transaction.atomic():  # a savepoint: another request may take the name meanwhile
             round_ = Round.objects.create(

@@ -87,6 +87,7 @@ def prefilled_round(items, annotator, other_annotator) -> Round:
         annotators=[annotator, other_annotator],
         mode="prefilled",
         prefill_parser="lex",
+        allow_prefill_overlap=True,  # `blind_round`'s items and annotators, when a test asks for it first
     )
 
 

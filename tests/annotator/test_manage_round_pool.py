@@ -227,3 +227,54 @@ def test_adding_an_annotator_who_gets_no_work_says_why(annotator, other_annotato
     assert report.moved == 0
     assert report.summary() == "0 pending assignments moved: frank saw every pending item prefilled"
     assert not Assignment.objects.filter(round=blind, annotator=frank).exists()
+
+
+def test_a_prefilled_round_over_items_its_annotators_have_pending_blind_is_refused_without_the_flag(
+    blind_round, annotator, other_annotator, client, admin_user
+):
+    """The blind control arm is spoiled the other way too: a prefilled round showing the parser's
+    explication of items an annotator has still to do blind (issue 25: accepted without a word)."""
+    item_set = blind_round.item_set
+    annotation_submit(
+        assignment=blind_round.assignments.filter(annotator=annotator).first(),
+        user=annotator, values=PRED, base_version=0,
+    )  # fmt: skip
+    pool = [annotator, other_annotator]
+    with pytest.raises(RoundOverlap) as refused:
+        round_create(name="p", item_set=item_set, annotators=pool, mode="prefilled", prefill_parser="lex")
+    assert refused.value.counts == {"alice": 3, "bob": 4}  # what each has still to do blind
+    assert "still to annotate blind" in str(refused.value) and "alice 3, bob 4" in str(refused.value)
+    assert not Round.objects.filter(name="p").exists()
+
+    # the API and the command ask the same confirmation
+    client.force_login(admin_user)
+    body = {"name": "p", "item_set": item_set.pk, "annotators": ["alice", "bob"], "mode": "prefilled",
+            "prefill_parser": "lex"}  # fmt: skip
+    answer = client.post("/api/rounds/", body, content_type="application/json")
+    assert answer.status_code == 409 and answer.json()["overlap"] == {"alice": 3, "bob": 4}
+    with pytest.raises(CommandError, match="still to annotate blind"):
+        call_command("create_round", "p", "--item-set", item_set.name, "--annotators", "alice,bob",
+                     "--mode", "prefilled", "--prefill-parser", "lex")  # fmt: skip
+    made = round_create(
+        name="p", item_set=item_set, annotators=pool, mode="prefilled", prefill_parser="lex",
+        allow_prefill_overlap=True,
+    )  # fmt: skip
+    assert made.assignments.count() == 8
+
+
+def test_the_new_round_page_asks_to_confirm_a_prefilled_round_over_pending_blind_items(
+    blind_round, client, admin_user, annotator, other_annotator
+):
+    client.force_login(admin_user)
+    form = {
+        "name": "p", "item_set": blind_round.item_set.pk, "annotators": [annotator.pk, other_annotator.pk],
+        "mode": "prefilled", "prefill_parser": "lex", "text_field": "masked_text", "annotators_per_item": 2,
+        "pass_kind": "human",
+    }  # fmt: skip
+    page = client.post("/manage/rounds/new/", form)
+    body = page.content.decode()
+    assert page.status_code == 400, body
+    assert 'id="overlap-warning"' in body and "still have items of this set to do blind" in body
+    assert not Round.objects.filter(name="p").exists()
+    assert client.post("/manage/rounds/new/", {**form, "confirm_overlap": "on"}).status_code == 302
+    assert Round.objects.get(name="p").mode == "prefilled"
