@@ -29,6 +29,10 @@ def start_form(kind: JobKind, data=None):
 def _jobs_page(request: HttpRequest, posted: JobKind | None = None, form=None, status: int = 200):
     """The job list, and below it each registered kind's start form in its own disclosure (the
     one just refused, open, with its errors)."""
+    if form is not None:  # the refused form: its first field at fault takes the focus
+        first = next((name for name in form.errors if name in form.fields), None)
+        if first is not None:
+            form.fields[first].widget.attrs["autofocus"] = True
     starts = []
     for kind in kinds_startable():
         bound = form if kind is posted else start_form(kind)

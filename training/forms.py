@@ -80,6 +80,11 @@ class TrainForm(TargetMixin, forms.Form):
         for name in LORA_FIELDS:  # empty: the dataclass's default
             if name in self.fields:
                 self.fields[name].required = False
+        # which method reads each field: the page shows only the chosen method's (static/js/jobs.js)
+        for names, method in ((("base_model", *LORA_FIELDS), "lora"), (CLASSIFIER_FIELDS, "classifier")):
+            for name in names:
+                if name in self.fields:
+                    self.fields[name].widget.attrs["data-method"] = method
 
     def clean(self):
         data = super().clean()

@@ -1,5 +1,6 @@
 """An admin starts a prefill job in the browser and watches its progress bar finish, with a real
-Celery worker process on the embedded filesystem broker (the `make run` setup)."""
+Celery worker process on the embedded filesystem broker (the `make run` setup); the train form
+shows the fields of the method chosen."""
 
 import json
 
@@ -56,3 +57,18 @@ def test_an_admin_starts_a_prefill_and_watches_the_progress_bar_finish(
 
     page.click("text=← All jobs")
     expect(page.locator("#job-table")).to_contain_text("done")
+
+
+def test_the_train_form_shows_the_fields_of_the_method_chosen(page, live_server, login, admin_user):
+    login("dana", "dana-pw")
+    page.click("nav >> text=Jobs")
+    page.click("#start-train summary")
+    form = page.locator("#train-form")
+    rank, labels_from = form.locator("input[name=rank]"), form.locator("input[name=labels_from]")
+    form.locator("select[name=method]").select_option("classifier")
+    expect(rank).to_be_hidden()
+    expect(form.locator("input[name=base_model]")).to_be_hidden()
+    expect(labels_from).to_be_visible()
+    form.locator("select[name=method]").select_option("lora")
+    expect(rank).to_be_visible()
+    expect(labels_from).to_be_hidden()

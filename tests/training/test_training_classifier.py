@@ -5,6 +5,7 @@ a resume; held-out items are refused as for LoRA; the command and the form."""
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -156,6 +157,8 @@ def test_the_form_trains_a_classifier_without_a_base_model_and_refuses_lora_with
     )
     assert lora.status_code == 400
     assert "required for the lora method" in lora.content.decode()
+    # the field at fault takes the focus, in the one form shown open
+    assert re.search(r'<input type="text" name="base_model"[^>]*autofocus', lora.content.decode())
     assert not Job.objects.filter(kind="train").exists()
 
     # no base model, no LoRA settings: the classifier does not read them
