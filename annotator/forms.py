@@ -126,6 +126,13 @@ class AnnotationValuesForm(forms.Form):
         return {field: "; ".join(messages) for field, messages in self.errors.items()}
 
 
+class DraftForm(AnnotationValuesForm):
+    """What the page sends as the annotator works: the values as they stand, and the version the
+    page was loaded at."""
+
+    base_version = forms.IntegerField(min_value=0, max_value=VERSION_MAX)
+
+
 class SubmitForm(AnnotationValuesForm):
     """An annotation submit: its values and its bookkeeping.
 

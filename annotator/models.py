@@ -204,6 +204,20 @@ class Annotation(models.Model):
         return {name: getattr(self, name) for name in SLOT_FIELDS}
 
 
+class AnnotationDraft(models.Model):
+    """What an annotator has chosen on an item and not saved yet, kept on the server as they work
+    (annotator.services.draft_save), so that following a link, closing the tab or moving to another
+    device loses nothing: the page restores it, saying so, until it is saved or discarded."""
+
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="draft")
+    values = models.JSONField(help_text="the slots, residue, notes and flags as the page posted them")
+    base_version = models.PositiveIntegerField(help_text="the saved version the page was loaded at")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"draft of {self.assignment_id} at {self.updated_at:%H:%M}"
+
+
 class AnnotationRevision(models.Model):
     annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="revisions")
     version = models.PositiveIntegerField()

@@ -9,7 +9,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Q
 from django.http import Http404
 
-from annotator.models import Annotation, Assignment, ParserPrediction, Round
+from annotator.models import Annotation, AnnotationDraft, Assignment, ParserPrediction, Round
 from annotator.queries import assignment_with_annotation
 
 
@@ -164,6 +164,15 @@ def annotation_of(assignment: Assignment) -> Annotation | None:
         return assignment.annotation
     except Annotation.DoesNotExist:
         return None
+
+
+def draft_to_restore(assignment: Assignment, annotation: Annotation | None) -> AnnotationDraft | None:
+    """The assignment's unsaved draft when it was made on the version saved now (a draft older
+    than a later save is not offered again: the save has what the annotator chose since)."""
+    draft = AnnotationDraft.objects.filter(assignment_id=assignment.pk).first()
+    if draft is None or draft.base_version != (annotation.version if annotation else 0):
+        return None
+    return draft
 
 
 def neighbours(assignment: Assignment) -> tuple[Assignment | None, Assignment | None]:

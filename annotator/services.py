@@ -18,6 +18,7 @@ from annotator.models import (
     FLAGS,
     SLOT_FIELDS,
     Annotation,
+    AnnotationDraft,
     AnnotationRevision,
     Assignment,
     ItemSet,
@@ -468,6 +469,7 @@ def annotation_submit(
     ):
         # Enter on a done item, unchanged: no revision, no new version of the round's work (which
         # would mark its gold record for review)
+        AnnotationDraft.objects.filter(assignment_id=assignment.pk).delete()
         annotation.changed = False
         return annotation
     if annotation is None and base_version != 0:
@@ -505,6 +507,7 @@ def annotation_submit(
                 created_by=user,
             )
             Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.DONE)
+            AnnotationDraft.objects.filter(assignment_id=assignment.pk).delete()  # saved now
             round_changed(assignment.round_id)
     except (IntegrityError, _Lost):
         raise StaleSave(_fresh(assignment)) from None
@@ -517,6 +520,25 @@ def _unchanged(annotation: Annotation, fields: dict[str, Any]) -> bool:
     """Whether saving ``fields`` would change what the annotation holds (its time spent aside)."""
     compared = (*SLOT_FIELDS, "residue", "notes", "flags")
     return all(getattr(annotation, name) == fields[name] for name in compared)
+
+
+def draft_save(
+    *, assignment: Assignment, user: AbstractBaseUser, values: dict[str, Any], base_version: int
+) -> AnnotationDraft:
+    """Keep what the annotator has chosen and not saved (the page sends it as they work): one row
+    per assignment, replaced each time, removed by the save (annotation_submit) or a discard."""
+    if assignment.annotator_id != user.pk:
+        raise PermissionError("only the assigned annotator keeps a draft of this annotation")
+    draft, _ = AnnotationDraft.objects.update_or_create(
+        assignment_id=assignment.pk, defaults={"values": values, "base_version": base_version}
+    )
+    return draft
+
+
+def draft_discard(*, assignment: Assignment, user: AbstractBaseUser) -> None:
+    if assignment.annotator_id != user.pk:
+        raise PermissionError("only the assigned annotator discards a draft of this annotation")
+    AnnotationDraft.objects.filter(assignment_id=assignment.pk).delete()
 
 
 class _Lost(Exception):

@@ -22,6 +22,12 @@ urlpatterns = [
     path("work/round/<int:round_id>/items/", workspace_views.round_items, name="round_items"),
     path("work/a/<int:assignment_id>/", workspace_views.annotate, name="annotate"),
     path("work/a/<int:assignment_id>/preview/", workspace_views.preview, name="preview"),
+    path("work/a/<int:assignment_id>/draft/", workspace_views.draft, name="annotation_draft"),
+    path(
+        "work/a/<int:assignment_id>/draft/discard/",
+        workspace_views.draft_discard_view,
+        name="annotation_draft_discard",
+    ),
     path("work/a/<int:assignment_id>/skip/", workspace_views.skip, name="skip"),
     path("work/a/<int:assignment_id>/history/", workspace_views.history, name="history"),
     path("manage/import/", manage_views.import_items, name="manage_import"),

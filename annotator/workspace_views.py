@@ -15,11 +15,12 @@ from django.views.decorators.http import require_GET, require_POST
 
 import nsmcore
 from annotator.annotation_form import KEYS, slot_groups
-from annotator.forms import AnnotationValuesForm, SubmitForm
+from annotator.forms import AnnotationValuesForm, DraftForm, SubmitForm
 from annotator.models import FLAGS, SLOT_FIELDS, Annotation, Assignment
 from annotator.selectors import (
     annotation_of,
     assignment_for_user,
+    draft_to_restore,
     neighbours,
     next_assignment,
     prefill_of,
@@ -35,6 +36,8 @@ from annotator.services import (
     StaleSave,
     annotation_submit,
     assignment_skip,
+    draft_discard,
+    draft_save,
 )
 from nsmcore.schema import SLOTS
 from rules.rulesets import active_rule_set
@@ -79,6 +82,9 @@ def _page(
     round_ = assignment.round
     prefill = prefill_of(assignment)
     annotation = saved or annotation_of(assignment)
+    draft = draft_to_restore(assignment, annotation) if values is None else None
+    if draft is not None:  # what was chosen and not saved, restored (the page says so)
+        values = {**draft.values, "flags": list(draft.values.get("flags", []))}
     if values is None:
         if annotation is not None:
             values = {**annotation.slots(), "residue": annotation.residue, "notes": annotation.notes}
@@ -101,6 +107,7 @@ def _page(
         "text_max": TEXT_MAX_CHARS,
         "saved": saved,
         "current": annotation,  # the version on the server: a revisited done item says when it was saved
+        "draft": draft,
         "compare": _compare(saved, values) if saved else [],
         "keys": KEYS,
         "done": done,
@@ -179,6 +186,31 @@ def annotate(request: HttpRequest, assignment_id: int) -> HttpResponse:
         messages.success(request, f"Round {assignment.round.name}: every item is done. Thank you!")
         return redirect("queue")
     return redirect("annotate", assignment_id=following.pk)
+
+
+@login_required
+@require_POST
+def draft(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    """Keep the page's unsaved values (sent as the annotator works): 204, or 400 naming a bad one."""
+    assignment = assignment_for_user(request.user, assignment_id)
+    form = DraftForm(request.POST)
+    if not form.is_valid():
+        return HttpResponse("; ".join(f"{k}: {v}" for k, v in form.problems().items()), status=400)
+    draft_save(
+        assignment=assignment, user=request.user, values=form.values(),
+        base_version=form.cleaned_data["base_version"],
+    )  # fmt: skip
+    return HttpResponse(status=204)
+
+
+@login_required
+@require_POST
+def draft_discard_view(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    """Forget the unsaved draft and show the item as saved (or as it starts)."""
+    assignment = assignment_for_user(request.user, assignment_id)
+    draft_discard(assignment=assignment, user=request.user)
+    messages.info(request, "Draft discarded.")
+    return redirect("annotate", assignment_id=assignment.pk)
 
 
 @login_required

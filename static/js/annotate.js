@@ -51,6 +51,53 @@
     fieldset.addEventListener("change", () => markPrefill(fieldset));
   });
 
+  // Drafts: what is chosen and not saved goes to the server as the annotator works (a second after
+  // the last change), so that a link followed, a closed tab or another device loses nothing; and
+  // leaving with a change the server does not have yet asks first.
+  const draftState = document.getElementById("draft-state");
+  let unsent = false;   // changed since the last draft the server took
+  let timer = null;
+  let saving = false;
+
+  function sendDraft() {
+    timer = null;
+    if (saving) { timer = setTimeout(sendDraft, 300); return; }
+    saving = true;
+    unsent = false;
+    const body = new FormData(form);
+    fetch(form.dataset.draftUrl, { method: "POST", body: body, credentials: "same-origin" })
+      .then((response) => {
+        if (!response.ok) throw new Error(String(response.status));
+        if (draftState) {
+          const now = new Date();
+          draftState.textContent = "draft kept " + String(now.getHours()).padStart(2, "0") + ":" +
+            String(now.getMinutes()).padStart(2, "0") + ":" + String(now.getSeconds()).padStart(2, "0");
+        }
+        form.dataset.draft = "kept";  // tests wait for it
+      })
+      .catch(() => { unsent = true; if (draftState) draftState.textContent = "draft not kept: not saved"; })
+      .finally(() => { saving = false; });
+  }
+
+  function changed() {
+    unsent = true;
+    form.dataset.draft = "pending";
+    if (timer !== null) clearTimeout(timer);
+    timer = setTimeout(sendDraft, 1000);
+  }
+
+  form.addEventListener("change", changed);
+  form.addEventListener("input", changed);
+
+  let submitting = false;
+  // any form of the page sent on purpose (save, skip, discard the draft) leaves without asking
+  document.addEventListener("submit", () => { submitting = true; }, true);
+  window.addEventListener("beforeunload", (event) => {
+    if (submitting || !(unsent || timer !== null || saving)) return;
+    event.preventDefault();
+    event.returnValue = "";  // the browser asks whether to leave with changes not kept
+  });
+
   form.addEventListener("submit", () => {
     form.querySelector("input[name=time_spent_ms]").value = String(Date.now() - started);
   });

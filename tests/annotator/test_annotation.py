@@ -2,7 +2,7 @@ import pytest
 from django.urls import reverse
 
 from adjudication.agreement.analysis import round_signature
-from annotator.models import Annotation, AnnotationRevision, Assignment, Round
+from annotator.models import Annotation, AnnotationDraft, AnnotationRevision, Assignment, Round
 from annotator.services import AnnotationInvalid, StaleSave, annotation_submit
 from tests.factories import PRED
 
@@ -245,3 +245,47 @@ def test_a_submit_that_changes_nothing_writes_no_revision_and_the_page_says_so(
     assert (same.version, same.changed) == (1, False)
     changed = annotation_submit(assignment=a, user=annotator, values=PRED, base_version=1)
     assert (changed.version, changed.changed) == (2, True)
+
+
+def test_a_draft_is_kept_restored_with_a_notice_and_gone_once_saved_or_discarded(
+    client, prefilled_round, annotator, other_annotator
+):
+    """Unsaved edits vanished when following a link (issue 25): the page keeps a draft on the server."""
+    client.force_login(annotator)
+    a = first(prefilled_round, annotator)
+    url = reverse("annotate", args=[a.pk])
+    draft_url = reverse("annotation_draft", args=[a.pk])
+    assert client.post(draft_url, form(PRED | {"intensity": "very"}, notes="half done")).status_code == 204
+    page = client.get(url).content.decode()
+    assert 'id="draft-restored"' in page and "not saved" in page
+    assert 'value="very" checked' in page and "half done" in page
+    assert not Annotation.objects.exists()  # a draft is no save
+
+    # a bad value is named and kept out; another annotator's item does not exist for this one
+    assert client.post(draft_url, form(PRED, base_version="x")).status_code == 400
+    client.force_login(other_annotator)
+    assert client.post(draft_url, form(PRED)).status_code == 404
+    client.force_login(annotator)
+
+    assert client.post(url, form(PRED | {"intensity": "very"})).status_code == 302  # the save
+    assert not AnnotationDraft.objects.exists()
+    assert 'id="draft-restored"' not in client.get(url).content.decode()
+
+    client.post(draft_url, form(PRED | {"body": "yes"}, base_version=1))
+    discarded = client.post(reverse("annotation_draft_discard", args=[a.pk]), follow=True).content.decode()
+    assert "Draft discarded." in discarded and 'id="draft-restored"' not in discarded
+    assert not AnnotationDraft.objects.exists()
+
+
+def test_a_draft_older_than_a_later_save_is_not_offered(client, prefilled_round, annotator):
+    client.force_login(annotator)
+    a = first(prefilled_round, annotator)
+    annotation_submit(assignment=a, user=annotator, values=PRED, base_version=0)  # saved elsewhere: v1
+    AnnotationDraft.objects.create(assignment=a, values={**PRED, "body": "yes"}, base_version=0)  # made on v0
+    page = client.get(reverse("annotate", args=[a.pk])).content.decode()
+    body = page[page.index('data-slot="body"') :].split("</fieldset>")[0]
+    assert (
+        'id="draft-restored"' not in page
+        and 'value="no" checked' in body
+        and 'value="yes" checked' not in body
+    )

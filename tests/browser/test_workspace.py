@@ -185,3 +185,36 @@ def test_the_item_text_stays_in_view_while_the_slots_scroll(
             return slot.top >= text.bottom - 1;
         }"""
     )
+
+
+def test_a_change_not_saved_survives_following_a_link_as_a_draft(
+    page, live_server, login, prefilled_round, annotator
+):
+    """Unsaved edits vanished on Next, Previous or any link (issue 25)."""
+    login("alice", "alice-pw")
+    a0, a1 = mine(prefilled_round, annotator)[:2]
+    open_item(page, live_server, a0)
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    page.keyboard.press("2")  # agency: someone-else, not saved
+    expect(page.locator("#annotation[data-draft=kept]")).to_be_visible()  # the server has it
+    expect(page.locator("#draft-state")).to_contain_text("draft kept")
+    page.click("#next-item")
+    expect(page).to_have_url(f"{live_server.url}/work/a/{a1.pk}/")
+    page.click("#prev-item")
+    expect(page.locator("#draft-restored")).to_contain_text("not saved")
+    expect(page.locator("input[name=agency][value=someone-else]")).to_be_checked()
+    assert not Annotation.objects.filter(assignment=a0).exists()
+
+    # a change the server has not taken yet (its draft held on the way, however slow the machine):
+    # leaving asks first
+    expect(page.locator("#annotation[data-ready=true]")).to_be_visible()
+    page.route("**/draft/", lambda route: None)  # never answered
+    asked: list[str] = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.type), dialog.dismiss()))
+    for _ in range(6):  # to evaluation
+        page.keyboard.press("j")
+    page.keyboard.press("2")  # feel-bad: a change
+    page.click("#next-item")
+    expect(page.locator("#annotation")).to_be_visible()
+    assert asked == ["beforeunload"] and page.url == f"{live_server.url}/work/a/{a0.pk}/"
