@@ -112,6 +112,9 @@ def write(name: str, figures: list[dict[str, Any]]) -> Path:
 def figure(
     name: str, value: float, unit: str, target: str | None = None, met: bool | None = None, **notes: Any
 ) -> dict:
+    # the machine's load beside every figure (1, 5 and 15 minutes), unless the benchmark measured
+    # its own over the run: a figure from a busy machine says so
+    notes.setdefault("load_average", [round(x, 2) for x in os.getloadavg()])
     out: dict[str, Any] = {"name": name, "value": value, "unit": unit, **notes}
     if target is not None:
         out["target"] = target
