@@ -19,7 +19,8 @@ KEYS: list[tuple[str, str]] = [
     ("Enter", "submit and go to the next item"),
     ("r  n", "write residue / notes (Esc to leave)"),
     ("t  u  o", "flag two-construals / unrecoverable / out-of-scope"),
-    ("x", "skip this item"),
+    ("z or Ctrl+Z", "undo the last slot change"),
+    ("x", "skip this item (the next page can take it back)"),
 ]
 
 

@@ -126,6 +126,12 @@ class AnnotationValuesForm(forms.Form):
         return {field: "; ".join(messages) for field, messages in self.errors.items()}
 
 
+class SkippedQuery(forms.Form):
+    """?skipped=ID after a skip: the item the next page offers to take back."""
+
+    skipped = forms.IntegerField(required=False, min_value=1, max_value=2**31 - 1)
+
+
 class DraftForm(AnnotationValuesForm):
     """What the page sends as the annotator works: the values as they stand, and the version the
     page was loaded at."""

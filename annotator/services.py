@@ -550,6 +550,19 @@ def _fresh(assignment: Assignment) -> Annotation | None:
     return Annotation.objects.filter(assignment=assignment).first()
 
 
+def assignment_unskip(*, assignment: Assignment, user: AbstractBaseUser) -> bool:
+    """Take a skip back: the item is to do again. False when it was not skipped (nothing done)."""
+    if assignment.annotator_id != user.pk:
+        raise PermissionError("only the assigned annotator can take back a skip of this item")
+    taken = Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.SKIPPED).update(
+        status=Assignment.Status.PENDING
+    )
+    if taken:
+        assignment.status = Assignment.Status.PENDING
+        round_changed(assignment.round_id)  # the item is no longer complete for gold
+    return bool(taken)
+
+
 def assignment_skip(*, assignment: Assignment, user: AbstractBaseUser) -> None:
     if assignment.annotator_id != user.pk:
         raise PermissionError("only the assigned annotator can skip this item")

@@ -23,6 +23,7 @@ urlpatterns = [
     path("work/a/<int:assignment_id>/", workspace_views.annotate, name="annotate"),
     path("work/a/<int:assignment_id>/preview/", workspace_views.preview, name="preview"),
     path("work/a/<int:assignment_id>/draft/", workspace_views.draft, name="annotation_draft"),
+    path("work/a/<int:assignment_id>/unskip/", workspace_views.unskip, name="unskip"),
     path(
         "work/a/<int:assignment_id>/draft/discard/",
         workspace_views.draft_discard_view,

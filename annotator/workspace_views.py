@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 import nsmcore
 from annotator.annotation_form import KEYS, slot_groups
-from annotator.forms import AnnotationValuesForm, DraftForm, SubmitForm
+from annotator.forms import AnnotationValuesForm, DraftForm, SkippedQuery, SubmitForm
 from annotator.models import FLAGS, SLOT_FIELDS, Annotation, Assignment
 from annotator.selectors import (
     annotation_of,
@@ -36,6 +36,7 @@ from annotator.services import (
     StaleSave,
     annotation_submit,
     assignment_skip,
+    assignment_unskip,
     draft_discard,
     draft_save,
 )
@@ -74,11 +75,13 @@ def _page(
     errors: dict[str, Any] | None = None,
     saved: Annotation | None = None,
     base_version: int | None = None,
+    skipped: Assignment | None = None,
     status: int = 200,
 ) -> HttpResponse:
     """The annotation page. ``saved`` is the newer version that refused a stale save: it is shown
     beside the annotator's values, and the form keeps ``base_version`` (the version it was loaded
-    at) so that a plain submit stays refused until the annotator chooses to replace it."""
+    at) so that a plain submit stays refused until the annotator chooses to replace it.
+    ``skipped`` is the item skipped just before, offered back."""
     round_ = assignment.round
     prefill = prefill_of(assignment)
     annotation = saved or annotation_of(assignment)
@@ -108,6 +111,7 @@ def _page(
         "saved": saved,
         "current": annotation,  # the version on the server: a revisited done item says when it was saved
         "draft": draft,
+        "skipped": skipped,
         "compare": _compare(saved, values) if saved else [],
         "keys": KEYS,
         "done": done,
@@ -150,7 +154,7 @@ def _preview_context(round_: Any, values: dict[str, Any]) -> dict[str, Any]:
 def annotate(request: HttpRequest, assignment_id: int) -> HttpResponse:
     assignment = assignment_for_user(request.user, assignment_id)
     if request.method == "GET":
-        return _page(request, assignment)
+        return _page(request, assignment, skipped=_skipped(request))
     if request.method != "POST":
         return HttpResponse(status=405)
     meta = SubmitForm(request.POST)
@@ -232,8 +236,33 @@ def skip(request: HttpRequest, assignment_id: int) -> HttpResponse:
     following = next_assignment(request.user, assignment.round_id, after=assignment.position)
     if following is None or following.pk == assignment.pk:
         messages.info(request, "No other pending item in this round.")
-        return redirect("queue")
-    return redirect(reverse("annotate", args=[following.pk]))
+        return redirect(f"{reverse('queue')}?skipped={assignment.pk}")
+    # the next page offers to take the skip back
+    return redirect(f"{reverse('annotate', args=[following.pk])}?skipped={assignment.pk}")
+
+
+@login_required
+@require_POST
+def unskip(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    """Take a skip back (from the notice after it) and open the item again."""
+    assignment = assignment_for_user(request.user, assignment_id)
+    if not assignment_unskip(assignment=assignment, user=request.user):
+        messages.info(request, "That item is not skipped (any more).")
+    return redirect("annotate", assignment_id=assignment.pk)
+
+
+def _skipped(request: HttpRequest) -> Assignment | None:
+    """The item just skipped (?skipped=ID, the user's own and still skipped), for the undo notice."""
+    query = SkippedQuery(request.GET)
+    if not query.is_valid() or query.cleaned_data["skipped"] is None:
+        return None
+    return (
+        Assignment.objects.filter(
+            pk=query.cleaned_data["skipped"], annotator=request.user, status=Assignment.Status.SKIPPED
+        )
+        .select_related("item")
+        .first()
+    )
 
 
 @login_required

@@ -46,9 +46,31 @@
     }
   }, true);
 
+  // Undo: each slot change is remembered (slot, the value it had), and z or Ctrl+Z takes the last
+  // one back.
+  const chosen = slots.map((fieldset) => (fieldset.querySelector("input:checked") || {}).value);
+  const changes = [];
+  let undoing = false;
+
+  function undo() {
+    const last = changes.pop();
+    if (!last) return;
+    const radio = slots[last.slot].querySelector('input[type=radio][value="' + last.value + '"]');
+    if (!radio) return;
+    undoing = true;
+    radio.click();
+    undoing = false;
+    focusSlot(last.slot);
+  }
+
   slots.forEach((fieldset, i) => {
     fieldset.addEventListener("focusin", () => { if (pressed) { deferred = i; } else { markCurrent(i); } });
-    fieldset.addEventListener("change", () => markPrefill(fieldset));
+    fieldset.addEventListener("change", () => {
+      markPrefill(fieldset);
+      const value = (fieldset.querySelector("input:checked") || {}).value;
+      if (!undoing && value !== chosen[i]) changes.push({ slot: i, value: chosen[i] });
+      chosen[i] = value;
+    });
   });
 
   // Drafts: what is chosen and not saved goes to the server as the annotator works (a second after
@@ -122,6 +144,11 @@
     }
     if (typing) {
       if (event.key === "Escape") { target.blur(); focusSlot(current); }
+      return;  // Ctrl+Z in the residue or notes is the text's own undo
+    }
+    if ((event.ctrlKey || event.metaKey) && !event.altKey && event.key.toLowerCase() === "z") {
+      event.preventDefault();
+      undo();
       return;
     }
     if (event.altKey || event.ctrlKey || event.metaKey) return;
@@ -143,6 +170,7 @@
     else if (key === "t") { toggleFlag("two-construals"); }
     else if (key === "u") { toggleFlag("unrecoverable"); }
     else if (key === "o") { toggleFlag("out-of-scope"); }
+    else if (key === "z") { event.preventDefault(); undo(); }
     else if (key === "x") { event.preventDefault(); document.getElementById("skip-form").requestSubmit(); }
   });
 

@@ -105,8 +105,19 @@ def test_resume_goes_to_the_first_pending_item_and_skip_moves_on(client, prefill
     response = client.get(reverse("round_next", args=[prefilled_round.pk]))
     assert response["Location"] == reverse("annotate", args=[mine[1].pk])
     response = client.post(reverse("skip", args=[mine[1].pk]))
-    assert response["Location"] == reverse("annotate", args=[mine[2].pk])
+    assert response["Location"] == f"{reverse('annotate', args=[mine[2].pk])}?skipped={mine[1].pk}"
     assert Assignment.objects.get(pk=mine[1].pk).status == "skipped"
+    # the next page offers the skip back (issue 25), and takes it back
+    page = client.get(response["Location"]).content.decode()
+    assert 'id="skip-undo"' in page and reverse("unskip", args=[mine[1].pk]) in page
+    assert (
+        'id="skip-undo"'
+        not in client.get(reverse("annotate", args=[mine[2].pk]), {"skipped": "x"}).content.decode()
+    )
+    back = client.post(reverse("unskip", args=[mine[1].pk]))
+    assert back["Location"] == reverse("annotate", args=[mine[1].pk])
+    assert Assignment.objects.get(pk=mine[1].pk).status == "pending"
+    assert 'id="skip-undo"' not in client.get(response["Location"]).content.decode()  # no longer skipped
     # a round that does not exist, or has no item of this annotator's, is a 404 as on its items
     # page, not "nothing left to annotate" (found by a browser walkthrough)
     assert client.get(reverse("round_next", args=[999_999])).status_code == 404

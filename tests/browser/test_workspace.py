@@ -95,7 +95,7 @@ def test_enter_on_the_focused_skip_button_skips_and_saves_nothing(
     open_item(page, live_server, a0)
     page.focus("button:has-text('Skip')")
     page.keyboard.press("Enter")
-    page.wait_for_url(f"{live_server.url}/work/a/{a1.pk}/")
+    page.wait_for_url(f"{live_server.url}/work/a/{a1.pk}/?skipped={a0.pk}")  # the skip offered back
     assert not Annotation.objects.exists()
     assert Assignment.objects.get(pk=a0.pk).status == "skipped"
 
@@ -218,3 +218,28 @@ def test_a_change_not_saved_survives_following_a_link_as_a_draft(
     page.click("#next-item")
     expect(page.locator("#annotation")).to_be_visible()
     assert asked == ["beforeunload"] and page.url == f"{live_server.url}/work/a/{a0.pk}/"
+
+
+def test_z_takes_back_the_last_slot_change_and_a_skip_is_taken_back_from_its_notice(
+    page, live_server, login, prefilled_round, annotator
+):
+    login("alice", "alice-pw")
+    a0, a1 = mine(prefilled_round, annotator)[:2]
+    open_item(page, live_server, a0)
+    agency = page.locator("fieldset[data-slot=agency] .prefill-state")
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    page.keyboard.press("2")  # agency: someone-else
+    expect(agency).to_have_text("changed from i")
+    page.keyboard.press("z")
+    expect(page.locator("input[name=agency][value=i]")).to_be_checked()
+    expect(agency).to_have_text("prefilled")
+    page.keyboard.press("z")  # nothing more to take back
+    expect(page.locator("input[name=agency][value=i]")).to_be_checked()
+
+    page.keyboard.press("Escape")
+    page.keyboard.press("x")  # skip
+    expect(page).to_have_url(re.compile(rf"/work/a/{a1.pk}/\?skipped={a0.pk}$"))
+    page.click("#unskip")
+    expect(page).to_have_url(f"{live_server.url}/work/a/{a0.pk}/")
+    assert Assignment.objects.get(pk=a0.pk).status == "pending"
