@@ -17,6 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotator.models import ItemSet, Round
 from annotator.roles import ADMIN, HasRole
 from jobs.filters import JobFilter
 from jobs.kinds import KINDS, JobError, kinds_related
@@ -139,10 +140,21 @@ def serializer_field(field: forms.Field) -> serializers.Field:
     return serializers.CharField(allow_blank=True, max_length=field.max_length, **common)
 
 
-def form_in(form_class: type[forms.Form], *, scope_fields: tuple[str, ...] = (), doc: str = "", **declared):
-    """The input serializer of a start endpoint: a field for each of the form's (but the form's
-    ``target``, given as the ``scope_fields`` declared here), checked by the form itself (FormIn)."""
+def form_in(
+    form_class: type[forms.Form], *, scope: tuple[str, str] | None = None, doc: str = "", **declared
+) -> type[FormIn]:
+    """The input serializer of a start endpoint: a field for each of the form's, checked by the
+    form itself (FormIn). A form whose ``target`` is an item set or a round takes it as one of
+    ``item_set`` and ``round`` (ids), each with its help in ``scope``."""
     fields = {name: serializer_field(f) for name, f in form_class.base_fields.items() if name != "target"}
+    if scope is not None:
+        for (name, queryset), help_text in zip(
+            (("item_set", ItemSet.objects.all()), ("round", Round.objects.all())), scope, strict=True
+        ):
+            fields[name] = serializers.PrimaryKeyRelatedField(
+                queryset=queryset, required=False, help_text=help_text
+            )
+    scope_fields = ("item_set", "round") if scope is not None else ()
     attrs = {**fields, **declared, "form_class": form_class, "scope_fields": scope_fields, "__doc__": doc}
     name = form_class.__name__.removesuffix("Form") + "In"
     return type(name, (FormIn,), {"__module__": form_class.__module__, **attrs})

@@ -3,22 +3,14 @@
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers
 
-from annotator.models import ItemSet, Round
 from jobs.api import STARTED, FormStart, form_in
 from training.forms import TrainForm
 
 TrainIn = form_in(
     TrainForm,
-    scope_fields=("item_set", "round"),
+    scope=("the resolved gold of its items", "the round's gold (and passes)"),
     doc="The train form's fields; left out, the page's defaults (TrainParams').",
-    item_set=serializers.PrimaryKeyRelatedField(
-        queryset=ItemSet.objects.all(), required=False, help_text="the resolved gold of its items"
-    ),
-    round=serializers.PrimaryKeyRelatedField(
-        queryset=Round.objects.all(), required=False, help_text="the round's gold (and passes)"
-    ),
 )
 
 

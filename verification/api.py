@@ -5,26 +5,15 @@ from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from adjudication.agreement.api import RoundView
-from annotator.models import ItemSet, Round
 from jobs.api import STARTED, FormStart, form_in
 from verification.calibration import calibration_report, report_as_dict, verifier_models
 from verification.forms import VerifyForm
 
-VerifyIn = form_in(
-    VerifyForm,
-    scope_fields=("item_set", "round"),
-    item_set=serializers.PrimaryKeyRelatedField(
-        queryset=ItemSet.objects.all(), required=False, help_text="a parser's explications over it"
-    ),
-    round=serializers.PrimaryKeyRelatedField(
-        queryset=Round.objects.all(), required=False, help_text="its resolved gold"
-    ),
-)
+VerifyIn = form_in(VerifyForm, scope=("a parser's explications over it", "its resolved gold"))
 
 
 @extend_schema(request=VerifyIn, responses=STARTED)
