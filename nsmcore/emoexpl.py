@@ -331,13 +331,18 @@ def dataset_card(manifest: dict[str, Any]) -> str:
     """The dataset card (markdown) from the manifest: counts per tier and label, agreement per
     slot, conventions, rule set, verifier and how to cite."""
     counts = manifest["counts"]
+    checked = (
+        "every rendered line checked against the text by an NLI model."
+        if manifest["verifier"]
+        else "rendered lines not checked against the text (this export was made without verification)."
+    )
     lines = [
         f"# {manifest['name']}",
         "",
         "Natural Semantic Metalanguage explications of emotion event descriptions: one gold",
         "explication per item (or two, with the slots that tell them apart), every slot with its",
         "provenance, routed to an emotion label or a typed abstention by a fixed decision list, and",
-        "every rendered line checked against the text by an NLI model.",
+        checked,
         "",
         f"- Scope: {manifest['scope']}",
         f"- Records: {counts['items']} items, {counts['construals']} explications, {counts['lines']} lines",

@@ -224,7 +224,11 @@ def test_without_verification_the_lines_say_so(gold_round, admin_user):
     line = records(zf)[0]["construals"][0]["lines"][0]
     assert (line["p_entailment"], line["entailed"], line["verifier_model"]) == (None, None, None)
     assert json.loads(zf.read("manifest.json"))["verifier"] is None
-    assert "Not verified" in zf.read("README.md").decode()
+    card = zf.read("README.md").decode()
+    assert "Not verified" in card
+    # the card's opening says so too: it claimed every line was checked by an NLI model (issue 25)
+    opening = card.split("\n\n- Scope")[0]
+    assert "checked against the text by an NLI model" not in opening and "not checked" in opening
     assert Export.objects.get(job=job).filename.startswith("emoexpl-all-")
 
 
