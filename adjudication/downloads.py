@@ -8,13 +8,15 @@ from typing import Any
 
 from django.http import HttpResponse
 from django.utils.http import content_disposition_header
+from django.utils.text import slugify
 
 
 def csv_response(filename: str, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> HttpResponse:
-    """The rows as a CSV attachment. The header is Django's, which quotes or percent-encodes the
-    name: a round named with a quote or a newline (older releases allowed one) still downloads."""
+    """The rows as a CSV attachment, named by a slug of ``filename`` (a round named with a quote or a
+    newline, as older releases allowed, still downloads under a plain name), in Django's header."""
     response = HttpResponse(content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = content_disposition_header(as_attachment=True, filename=filename)
+    name = slugify(filename.removesuffix(".csv")) or "table"  # a slug: no quote, space or control character
+    response["Content-Disposition"] = content_disposition_header(as_attachment=True, filename=f"{name}.csv")
     writer = csv.writer(response)
     writer.writerow(header)
     writer.writerows(rows)

@@ -22,7 +22,13 @@ def test_a_csv_download_of_a_round_with_a_newline_in_its_name_is_served(
     assert response.status_code == 200
     disposition = response["Content-Disposition"]
     assert "\n" not in disposition and "\r" not in disposition
-    assert disposition.startswith("attachment; filename*=utf-8''evaluation-pilot%0D%0Around-gold")
+    # a slug (issue 25): no quote, space or control character reaches a file name
+    assert disposition == 'attachment; filename="evaluation-pilot-round-gold-headline.csv"'
+    quoted = Round.objects.filter(pk=round_.pk)
+    quoted.update(name='Pilot "B" round')
+    response = client.get(evaluation_csv_url(round_, "headline", "pass=gold"))
+    expected = 'attachment; filename="evaluation-pilot-b-round-gold-headline.csv"'
+    assert response["Content-Disposition"] == expected
     assert response.content.decode().splitlines()[0]  # the table itself
 
 
