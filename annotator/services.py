@@ -507,7 +507,6 @@ def annotation_submit(
                 created_by=user,
             )
             Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.DONE)
-            AnnotationDraft.objects.filter(assignment_id=assignment.pk).delete()  # saved now
             round_changed(assignment.round_id)
     except (IntegrityError, _Lost):
         raise StaleSave(_fresh(assignment)) from None
@@ -526,7 +525,9 @@ def draft_save(
     *, assignment: Assignment, user: AbstractBaseUser, values: dict[str, Any], base_version: int
 ) -> AnnotationDraft:
     """Keep what the annotator has chosen and not saved (the page sends it as they work): one row
-    per assignment, replaced each time, removed by the save (annotation_submit) or a discard."""
+    per assignment, replaced each time, removed by a discard. A save needs no write of its own to
+    retire it: the draft names the version it was made on, and once a later one is saved it is no
+    longer offered (selectors.draft_to_restore)."""
     if assignment.annotator_id != user.pk:
         raise PermissionError("only the assigned annotator keeps a draft of this annotation")
     draft, _ = AnnotationDraft.objects.update_or_create(

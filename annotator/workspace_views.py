@@ -236,7 +236,7 @@ def skip(request: HttpRequest, assignment_id: int) -> HttpResponse:
     following = next_assignment(request.user, assignment.round_id, after=assignment.position)
     if following is None or following.pk == assignment.pk:
         messages.info(request, "No other pending item in this round.")
-        return redirect(f"{reverse('queue')}?skipped={assignment.pk}")
+        return redirect("queue")
     # the next page offers to take the skip back
     return redirect(f"{reverse('annotate', args=[following.pk])}?skipped={assignment.pk}")
 

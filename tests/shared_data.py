@@ -20,5 +20,5 @@ def shared_data(*parts: str) -> Path:
         message = f"{path} is absent: set NSM_SHARED_DATA to the shared data folder"
         if os.environ.get("CI"):
             pytest.fail(message)
-        pytest.skip(message)
+        pytest.skip(reason=message)
     return path
