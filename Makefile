@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed-$(shell cat requirements.txt requirements/web.txt re
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint bench install clean
+.PHONY: run test lint bench install clean lock
 
 $(STAMP): requirements.txt requirements/web.txt requirements-dev.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -43,3 +43,13 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .ruff_cache
+
+# Recompile the lock files (exact pins with hashes) after changing a requirements/*.in file.
+# pip-tools lives in a venv of its own: the project's environment never needs it.
+PIP_COMPILE := CUSTOM_COMPILE_COMMAND="make lock" .venv-lock/bin/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras \
+	--no-emit-index-url --no-emit-find-links
+lock:
+	@test -x .venv-lock/bin/pip-compile || ($(PYTHON) -m venv .venv-lock && .venv-lock/bin/pip install --quiet pip-tools==7.6.2)
+	$(PIP_COMPILE) -o requirements/web.txt requirements/web.in
+	$(PIP_COMPILE) -o requirements.txt requirements/worker.in
+	$(PIP_COMPILE) -o requirements-dev.txt requirements/dev.in

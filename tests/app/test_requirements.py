@@ -1,7 +1,9 @@
-"""The requirements files are the lock: every package installed in the environment the suite runs
-in is pinned there, at the version installed (a package pulled in unpinned by another would install
-a different version on the next machine). The web process's own set (requirements/web.txt) holds
-everything it needs and no ML package, and the app starts and serves its pages without them."""
+"""The requirements files are the lock, compiled with pip-tools from requirements/*.in: every package
+installed in the environment the suite runs in is pinned there with its hashes, at the version
+installed (a package pulled in unpinned by another would install a different version on the next
+machine, and a file without its hash could be swapped on the way). The web process's own set
+(requirements/web.txt) holds everything it needs and no ML package, and the app starts and serves
+its pages without them."""
 
 from __future__ import annotations
 
@@ -31,23 +33,57 @@ ML = {
 }  # fmt: skip
 
 
+LOCKS = {"requirements/web.txt": "requirements/web.in", "requirements.txt": "requirements/worker.in",
+         "requirements-dev.txt": "requirements/dev.in"}  # fmt: skip
+
+
+def _requirements(name: str) -> list[str]:
+    """A requirements file's requirement lines, continuation lines joined, comments dropped."""
+    text = (Path(settings.BASE_DIR) / name).read_text().replace("\\\n", " ")
+    return [line for raw in text.splitlines() if (line := raw.split("#")[0].strip())]
+
+
 def pins(*names: str) -> dict[str, str]:
     found: dict[str, str] = {}
-    for name in names or ("requirements.txt", "requirements/web.txt", "requirements-dev.txt"):
-        for line in (Path(settings.BASE_DIR) / name).read_text().splitlines():
-            line = line.split("#")[0].strip()
-            if not line or line.startswith("-"):
+    for name in names or tuple(LOCKS):
+        for line in _requirements(name):
+            if line.startswith("-"):
                 continue
-            package, _, version = line.partition("==")
+            package, _, version = line.split()[0].partition("==")
             assert version, f"{name}: {line!r} is not pinned with =="
-            found[_norm(re.sub(r"\[.*\]", "", package))] = version.strip()
+            found[_norm(re.sub(r"\[.*\]", "", package))] = version
     return found
+
+
+def test_every_pin_in_the_lock_files_carries_its_hashes():
+    for name in LOCKS:
+        requirements = [line for line in _requirements(name) if not line.startswith("-")]
+        assert requirements, name
+        unhashed = [line.split()[0] for line in requirements if "--hash=sha256:" not in line]
+        assert not unhashed, f"{name}: pinned without a hash: {unhashed}"
+
+
+def test_each_lock_holds_its_in_file_at_the_same_versions():
+    """A direct dependency changed in an .in file and not compiled into its lock fails here."""
+    for lock, source in LOCKS.items():
+        locked = pins(lock)
+        direct: dict[str, str] = {}
+        pending = [source]
+        while pending:
+            name = pending.pop()
+            for line in _requirements(name):
+                if line.startswith("-r "):
+                    pending.append(str(Path(name).parent / line.split()[1]))
+                elif not line.startswith("-"):
+                    package, _, version = line.partition("==")
+                    direct[_norm(re.sub(r"\[.*\]", "", package))] = version
+        stale = {n: (v, locked.get(n)) for n, v in direct.items() if locked.get(n) != v}
+        assert not stale, f"{source} and {lock} differ (run pip-compile, see requirements/web.in): {stale}"
 
 
 def test_every_installed_package_is_pinned_at_its_installed_version():
     pinned = pins()
-    # a local version label names the build (torch's "+cpu" on this machine's index), not the release
-    installed = {_norm(d.metadata["Name"]): d.version.split("+")[0] for d in metadata.distributions()}
+    installed = {_norm(d.metadata["Name"]): d.version for d in metadata.distributions()}
     unpinned = sorted(set(installed) - set(pinned) - TOOLS)
     assert not unpinned, f"installed but not pinned in requirements*.txt: {unpinned}"
     differ = {n: (installed[n], v) for n, v in pinned.items() if n in installed and installed[n] != v}
