@@ -15,6 +15,7 @@ from adjudication.evaluation.figures import EvaluationRequestError, item_set_nam
 from adjudication.evaluation.parser import heldout_named
 from adjudication.models import Convention
 from annotator.models import Round
+from annotator.search import search_field
 from nsmcore.schema import SLOT_BY_NAME, SLOT_NAMES, SLOTS
 
 
@@ -179,6 +180,7 @@ class ConflictQuery(forms.Form):
     )  # fmt: skip
     a = forms.CharField(required=False, max_length=40)
     b = forms.CharField(required=False, max_length=40)
+    q = search_field()
     page = forms.IntegerField(required=False, min_value=1)
 
     def clean(self) -> dict[str, Any]:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from annotator.import_staging import (
@@ -25,9 +26,10 @@ from annotator.imports import (
     items_import,
     items_preview,
 )
-from annotator.models import ItemSet
+from annotator.models import Item, ItemSet
 from annotator.roles import ADMIN, require_role
 from annotator.sampling import DrawError, item_set_draw
+from annotator.search import items_searched, search_field
 
 
 class ImportForm(forms.Form):
@@ -189,3 +191,27 @@ def draw_item_set(request: HttpRequest) -> HttpResponse:
         {"form": form, "item_sets": item_sets},
         status=status,
     )
+
+
+class ItemSetQuery(forms.Form):
+    """The item set page's query string: a search and a page."""
+
+    q = search_field()
+    page = forms.IntegerField(required=False, min_value=1)
+
+
+@require_http_methods(["GET"])
+@require_role(ADMIN)
+def item_set_detail(request: HttpRequest, item_set_id: int) -> HttpResponse:
+    """An item set opened: its items (id, label, text), searched and paged in the database."""
+    item_set = get_object_or_404(ItemSet, pk=item_set_id)
+    query = ItemSetQuery(request.GET)
+    valid = query.is_valid()
+    data = query.cleaned_data if valid else {"q": "", "page": None}
+    items = Item.objects.filter(item_sets=item_set).order_by("source_id")
+    shown = items_searched(items, data["q"]) if valid else items.none()
+    page = Paginator(shown.only("pk", "source_id", "reference_label", "text", "masked_text"), 50).get_page(
+        data["page"]
+    )
+    context = {"item_set": item_set, "page": page, "query": query, "q": data["q"], "size": item_set.size}
+    return render(request, "annotator/item_set.html", context, status=200 if valid else 400)

@@ -34,6 +34,7 @@ urlpatterns = [
     path("manage/import/", manage_views.import_items, name="manage_import"),
     path("manage/import/confirm/", manage_views.import_confirm, name="manage_import_confirm"),
     path("manage/item-sets/", manage_views.draw_item_set, name="manage_item_sets"),
+    path("manage/item-sets/<int:item_set_id>/", manage_views.item_set_detail, name="manage_item_set"),
     path("manage/rounds/", round_views.rounds, name="manage_rounds"),
     path("manage/rounds/new/", round_views.round_new, name="manage_round_new"),
     path("manage/rounds/<int:round_id>/", round_views.round_detail, name="manage_round"),

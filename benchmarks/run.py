@@ -34,6 +34,7 @@ BENCHMARKS = [
     "parser",
     "jobs",
     "api_import",
+    "search",
     "load",
 ]
 

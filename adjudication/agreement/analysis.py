@@ -197,11 +197,16 @@ class ConflictRow:
         return [[(name, self.values[name][k]) for name in self.slots] for k in range(n)]
 
 
-def conflict_rows(analysis: RoundAnalysis, *, slot: str = "", a: str = "", b: str = "") -> np.ndarray:
+def conflict_rows(
+    analysis: RoundAnalysis, *, slot: str = "", a: str = "", b: str = "", items: list[int] | None = None
+) -> np.ndarray:
     """Indices (into ``analysis.conflicts``) of the conflicts matching the filters: a slot, and
-    optionally values on it (some coder gave a, some coder gave b)."""
+    optionally values on it (some coder gave a, some coder gave b); and of ``items`` only (ids, as
+    a search found them) when given."""
     found = analysis.conflicts
     keep = np.ones(len(found), dtype=bool)
+    if items is not None:
+        keep &= np.isin(analysis.data.item_ids[found.rows], np.asarray(items, dtype=np.int64))
     if slot:
         s = SLOT_NAMES.index(slot)
         keep &= found.differs[:, s]

@@ -35,6 +35,7 @@ from adjudication.gold.selectors import gold_awaiting
 from adjudication.models import GoldItem
 from annotator.models import Annotation, Assignment, Item, Round
 from annotator.roles import ADJUDICATOR, ADMIN, require_role
+from annotator.search import items_searched
 from nsmcore.agreement import AgreementReport
 from nsmcore.charts import Interval, interval_chart
 from nsmcore.schema import SLOT_BY_NAME, SLOT_NAMES, SLOTS
@@ -121,7 +122,11 @@ def _conflicts(request: HttpRequest, round_id: int):
     q = query.cleaned_data
     # filtered in Python on purpose: conflicts are rows of the round's in-memory analysis (numpy
     # arrays), not a queryset, so there is no database query to move the filter into
-    return round_, analysis, query, conflict_rows(analysis, slot=q["slot"], a=q["a"], b=q["b"])
+    items = None
+    if q["q"]:  # the search runs in the database, over the round's items only
+        assigned = Assignment.objects.filter(round=round_).values_list("item_id", flat=True).distinct()
+        items = list(items_searched(assigned, q["q"], field="item_id"))
+    return round_, analysis, query, conflict_rows(analysis, slot=q["slot"], a=q["a"], b=q["b"], items=items)
 
 
 @require_GET
@@ -142,6 +147,7 @@ def conflict_list(request: HttpRequest, round_id: int) -> HttpResponse:
         "slot": q["slot"],
         "a": q["a"],
         "b": q["b"],
+        "q": q["q"],
         "slots": SLOT_NAMES,
         "values": SLOT_BY_NAME[q["slot"]].values if q["slot"] else (),
         "matching": len(matching),

@@ -6,6 +6,8 @@ POSTs; ``gold_sync`` itself stays the one writer (the button, the commands, the 
 
 from __future__ import annotations
 
+from django.db.models import Q
+
 from adjudication.agreement.analysis import round_analysis
 from adjudication.models import GoldItem
 from annotator.models import Assignment, Round
@@ -28,3 +30,17 @@ def gold_awaiting(round_: Round) -> int:
     pending = assigned.filter(status=Assignment.Status.PENDING).values_list("item_id", flat=True)
     have = GoldItem.objects.filter(item_id__in=assigned.values("item_id")).values_list("item_id", flat=True)
     return len(ready - set(pending) - set(have))
+
+
+def gold_next_open(round_: Round, *, after: str) -> int | None:
+    """The item id of the round's next record that needs deciding (open, or marked for review),
+    in the list's order (source id) after ``after``, wrapping round to the first; None when none
+    is left."""
+    waiting = (
+        GoldItem.objects.filter(round=round_)
+        .filter(Q(status=GoldItem.Status.OPEN) | Q(needs_review=True))
+        .exclude(item__source_id=after)
+        .order_by("item__source_id")
+    )
+    following = waiting.filter(item__source_id__gt=after).values_list("item_id", flat=True).first()
+    return following if following is not None else waiting.values_list("item_id", flat=True).first()

@@ -15,6 +15,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import content_disposition_header
 from django.utils.text import slugify
 from django.views.decorators.http import require_POST
+from django_htmx.http import HttpResponseClientRefresh
 
 from adjudication.agreement.analysis import round_analysis, round_submissions
 from adjudication.filters import GoldFilter
@@ -22,7 +23,7 @@ from adjudication.forms import GoldOpenForm, ResolveForm, form_problems
 from adjudication.gold.audit import gold_audit_trail
 from adjudication.gold.preview import gold_preview
 from adjudication.gold.review_marks import gold_revised
-from adjudication.gold.selectors import gold_awaiting
+from adjudication.gold.selectors import gold_awaiting, gold_next_open
 from adjudication.gold.services import (
     AdjudicationError,
     StaleGold,
@@ -34,10 +35,12 @@ from adjudication.models import GoldConstrual, GoldItem
 from adjudication.training import training_data, training_refusal
 from annotator.models import Annotation, Round
 from annotator.roles import ADJUDICATOR, ADMIN, has_role, require_role
-from nsmcore.schema import SLOTS
+from nsmcore.schema import SLOT_NAMES, SLOTS
 from nsmcore.training_data import FORMATS, TrainingDataError, training_files
 
 PAGE_SIZE = 50
+#: the keys that take the first, second, ... annotator's value for the current slot (static/js/gold.js)
+TAKE_KEYS = "abcdefgh"
 
 
 @require_role(ADJUDICATOR, ADMIN)
@@ -57,7 +60,11 @@ def gold_list(request: HttpRequest, round_id: int) -> HttpResponse:
     for gold in page.object_list:
         construals = list(gold.construals.all())
         sources = {p.get("source") for c in construals for p in c.provenance.values()}
-        records.append({"gold": gold, "construals": construals, "sources": sorted(sources)})
+        open_slots = [name for name in SLOT_NAMES if construals and construals[0].slots.get(name) is None]
+        records.append({
+            "gold": gold, "construals": construals, "sources": sorted(sources), "open_slots": open_slots,
+            "text": gold.item.text_for(round_.text_field),
+        })  # fmt: skip
     # ordered by label: the model's own ordering (index) would join the DISTINCT and repeat labels
     labels = list(
         GoldConstrual.objects.filter(gold__round=round_)
@@ -67,6 +74,8 @@ def gold_list(request: HttpRequest, round_id: int) -> HttpResponse:
         .distinct()
     )
     data = filters.form.cleaned_data if valid else {}
+    awaiting = gold_awaiting(round_)
+    revised = gold_revised(round_)
     context = {
         "round": round_,
         "page": page,
@@ -78,9 +87,12 @@ def gold_list(request: HttpRequest, round_id: int) -> HttpResponse:
         "status": data.get("status") or "",
         "label": data.get("label") or "",
         "source": data.get("source") or "",
+        "q": data.get("q") or "",
         "labels": labels,
-        "awaiting": gold_awaiting(round_),
-        "revised": gold_revised(round_),
+        "awaiting": awaiting,
+        "revised": revised,
+        # the queue opens what waits by itself: the page POSTs once loaded (a GET writes nothing)
+        "open_on_load": bool(awaiting or revised),  # the page is for adjudicators and admins only
         "submissions": None if round_analysis(round_).data.coders else round_submissions(round_),
         "training_refused": training_refusal(round_) if resolved else "",
     }
@@ -102,6 +114,8 @@ def gold_open(request: HttpRequest, round_id: int) -> HttpResponse:
         its = "its annotations were" if revised == 1 else "their annotations were"
         message += f"; {revised} marked for review ({its} revised)"
     messages.success(request, f"{message}.")
+    if request.htmx:  # the gold list's own post on load: the page reloads with the records
+        return HttpResponseClientRefresh()
     return redirect(form.next_url(round_))
 
 
@@ -148,6 +162,11 @@ def gold_item(request: HttpRequest, round_id: int, item_id: int) -> HttpResponse
         except AdjudicationError as error:
             return _gold_page(request, round_, gold, error=str(error), status=400)
         messages.success(request, f"{gold.item.source_id} resolved.")
+        if request.POST.get("then") == "next":  # "save and next open record"
+            following = gold_next_open(round_, after=gold.item.source_id)
+            if following is not None:
+                return redirect("gold_item", round_id, following)
+            messages.info(request, "No open record is left in this round.")
         return redirect("gold_list", round_id)
     return _gold_page(request, round_, gold)
 
@@ -177,6 +196,11 @@ def _gold_page(
             {
                 "slot": slot.name,
                 "values": given,
+                "takes": [
+                    {"key": key, "value": value, "who": a.assignment.annotator.username}
+                    for key, value, a in zip(TAKE_KEYS, given, annotations, strict=False)  # keys for eight
+                    if value is not None
+                ],
                 "choices": slot.values,
                 "current": first.slots.get(slot.name),
                 "second": stored_second,
@@ -196,6 +220,7 @@ def _gold_page(
         "item": gold.item,
         "text": gold.item.text_for(round_.text_field),
         "annotations": annotations,
+        "annotators": list(zip(TAKE_KEYS, annotations, strict=False)),
         "rows": rows,
         "construals": construals,
         "changes": gold_audit_trail(gold),

@@ -79,3 +79,28 @@ def test_two_adjudicators_settle_conflicts_into_gold(
     expect(by_hand.locator(".provenance")).to_contain_text("intensity adjudicated by carol")
     expect(by_hand.locator(".label")).to_have_text("pride")
     expect(page.locator("#gold-table tr[data-item='t4-0'] .provenance")).to_have_text("unanimous")
+
+
+def test_the_gold_queue_is_worked_from_the_keyboard(page, live_server, submitted, adjudicator):
+    """The list opens the waiting records by itself; a record's values are taken with a, b, ...
+    and Ctrl+Enter saves and opens the next open record."""
+    from adjudication.models import GoldItem
+
+    log_in(page, live_server, "carol")
+    page.goto(f"{live_server.url}/adjudicate/rounds/{submitted.pk}/gold/")
+    expect(page.locator(".messages")).to_contain_text("4 gold records opened")  # no click needed
+    expect(page.locator("#gold-table tr[data-item='t3-0'] .open-slots")).to_have_text("intensity")
+    page.click("#gold-table tr[data-item='t1-0'] >> text=resolve")
+    expect(page.locator("#resolve-form[data-ready=true]")).to_have_count(1)
+    # the first slot that differs is current: agency, where alice said i and bob someone-else
+    page.locator("#gold-slots tr[data-slot=agency]").focus()
+    page.keyboard.press("b")
+    expect(page.locator("#gold-slots select[name=agency]")).to_have_value("someone-else")
+    expect(page.locator("#gold-preview")).to_contain_text("someone")  # the live preview followed
+    page.keyboard.press("a")
+    expect(page.locator("#gold-slots select[name=agency]")).to_have_value("i")
+    page.fill("input[name=why]", "the writer acts")
+    page.keyboard.press("Control+Enter")
+    expect(page.locator("h1")).to_contain_text("t2-0")
+    gold = GoldItem.objects.get(round=submitted, item__source_id="t1-0")
+    assert gold.status == "resolved" and gold.construals.get(index=1).slots["agency"] == "i"

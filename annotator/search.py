@@ -1,0 +1,45 @@
+"""Free-text search over items, as the lists (items of an item set, conflicts, gold) and the API
+offer it: ``?q=`` holds words, each of which an item's id, text or masked text must hold (as a
+word or the start of one). The database does the work (annotator.queries.item_search)."""
+
+from __future__ import annotations
+
+import re
+
+from django import forms
+from django.db.models import QuerySet
+
+from annotator.queries import item_search
+
+#: at most this many words are searched; a longer query is refused, not cut
+MAX_TERMS = 8
+SEARCH_HELP = "words an item's id or text must all hold (each as a word or its start)"
+_WORD = re.compile(r"[^\W_]+")
+
+
+def search_terms(q: str) -> list[str]:
+    """The words of a query, lower-cased; punctuation and operators are dropped."""
+    return [word.lower() for word in _WORD.findall(q)]
+
+
+def clean_search(q: str) -> str:
+    """A query as given, or a ValidationError naming the problem."""
+    q = q.strip()
+    if q and not search_terms(q):
+        raise forms.ValidationError("search for words (letters or digits)")
+    if len(search_terms(q)) > MAX_TERMS:
+        raise forms.ValidationError(f"search for at most {MAX_TERMS} words")
+    return q
+
+
+def search_field() -> forms.CharField:
+    return forms.CharField(required=False, max_length=200, validators=[clean_search], help_text=SEARCH_HELP,
+                           label="search")  # fmt: skip
+
+
+def items_searched(queryset: QuerySet, q: str, *, field: str = "pk") -> QuerySet:
+    """``queryset`` narrowed to the items ``q`` finds (``field`` names the item id in it)."""
+    terms = search_terms(q)
+    if not terms:
+        return queryset
+    return queryset.filter(**{f"{field}__in": item_search(terms)})

@@ -1,0 +1,110 @@
+"""Free-text search over searched, in the database (SQLite's FTS5 table kept by triggers, PostgreSQL's
+GIN index; the PostgreSQL suite runs these too): every word must be found in the item's id, text
+or masked text, as a word or its start; the lists and the API offer it as ?q=."""
+
+import re
+
+import pytest
+from django.urls import reverse
+
+from adjudication.gold.services import gold_sync
+from annotator.models import Item
+from annotator.sampling import item_set_from_items
+from annotator.search import items_searched
+
+pytestmark = pytest.mark.django_db
+
+TEXTS = {
+    "s-1": "I felt frustrated when the bus left without me.",
+    "s-2": "My sister passed her driving test at last.",
+    "s-3": "The bus driver smiled at me and waited.",
+}
+
+
+@pytest.fixture
+def searched():
+    made = [
+        Item.objects.create(
+            source_id=k, text=t, masked_text=t.replace("frustrated", "[MASK]"), reference_label="joy"
+        )
+        for k, t in TEXTS.items()
+    ]
+    return {i.source_id: i for i in made}
+
+
+def found(q: str) -> list[str]:
+    return sorted(items_searched(Item.objects.all(), q).values_list("source_id", flat=True))
+
+
+def test_every_word_must_match_as_a_word_or_its_start(searched):
+    assert found("bus") == ["s-1", "s-3"]
+    assert found("bus smiled") == ["s-3"]
+    assert found("frustr") == ["s-1"]  # the start of a word
+    assert found("BUS Driver") == ["s-3"]  # case does not matter
+    assert found("train") == []
+    assert found("s-2") == ["s-2"]  # an item's id
+    assert found("") == ["s-1", "s-2", "s-3"]
+
+
+def test_operators_and_quotes_are_words_to_the_search_not_syntax(searched):
+    assert found('bus" OR "sister') == []  # no OR: every word must match
+    assert found("bus NOT smiled") == []
+    assert found("*bus* (left)") == ["s-1"]
+
+
+def test_the_index_follows_an_edit_and_a_deletion(searched):
+    item = searched["s-2"]
+    item.text = item.masked_text = "A parcel arrived for the neighbours."
+    item.save()
+    assert found("sister") == [] and found("parcel") == ["s-2"]
+    searched["s-1"].delete()
+    assert found("bus") == ["s-3"]
+
+
+def test_the_item_set_page_searches_and_pages_its_items(client, admin_user, searched):
+    item_set = item_set_from_items(name="demo", items=list(searched.values()))
+    client.force_login(admin_user)
+    listing = client.get(reverse("manage_item_sets")).content.decode()
+    assert reverse("manage_item_set", args=[item_set.pk]) in listing  # the set opens from the list
+    url = reverse("manage_item_set", args=[item_set.pk])
+    page = client.get(url).content.decode()
+    assert re.findall(r'<tr data-item="([^"]+)"', page) == ["s-1", "s-2", "s-3"]
+    page = client.get(url, {"q": "bus"}).content.decode()
+    assert re.findall(r'<tr data-item="([^"]+)"', page) == ["s-1", "s-3"] and "2 of 3 items match" in page
+    refused = client.get(url, {"q": " ".join(["word"] * 9)})
+    assert refused.status_code == 400 and "at most 8 words" in refused.content.decode()
+    assert client.get(url, {"q": "?!"}).status_code == 400
+
+
+def test_the_api_lists_the_items_a_search_finds(client, admin_user, searched):
+    client.force_login(admin_user)
+    answer = client.get(reverse("api_items"), {"q": "bus left"}).json()
+    assert [row["source_id"] for row in answer["results"]] == ["s-1"]
+    refused = client.get(reverse("api_items"), {"q": "!!"})
+    assert refused.status_code == 400 and "q" in refused.json()
+
+
+def test_the_gold_and_conflict_lists_search_the_rounds_items(client, adjudicator, submitted):
+    gold_sync(submitted)
+    t3 = Item.objects.get(source_id="t3-0")
+    t3.text = t3.masked_text = "The orchestra played our song at the wedding."
+    t3.save()
+    client.force_login(adjudicator)
+    gold = client.get(reverse("gold_list", args=[submitted.pk]), {"q": "orchestra"}).content.decode()
+    assert re.findall(r'<tr data-item="([^"]+)"', gold) == ["t3-0"]
+    conflicts = client.get(
+        reverse("conflicts", args=[submitted.pk]), {"q": "orchestra wedd"}
+    ).content.decode()
+    assert re.findall(r'<tr data-item="(\d+)"', conflicts) == [str(t3.pk)]
+    none = client.get(reverse("conflicts", args=[submitted.pk]), {"q": "zebra"}).content.decode()
+    assert 'id="conflict-count">0<' in none
+    assert client.get(reverse("gold_list", args=[submitted.pk]), {"q": "!!"}).status_code == 400
+
+
+def test_the_query_reads_the_very_expression_the_migration_indexes():
+    import importlib
+
+    from annotator.queries import ITEM_SEARCH_DOCUMENT
+
+    migration = importlib.import_module("annotator.migrations.0008_item_search")
+    assert migration.PG_DOCUMENT == ITEM_SEARCH_DOCUMENT
