@@ -162,6 +162,10 @@ class JobKind:
     related: tuple[str, ...] = ()
     #: the URL path of what the job made (a file to download), or None while there is none
     result_path: Callable[[Any], str | None] | None = None
+    #: why a job of this kind, given its params, would fail again at once if resumed now (a model
+    #: or a setting it needs is gone), known without loading anything; None when it can go on.
+    #: A job it names offers no Resume, and resuming it is refused with the reason.
+    resume_problem: Callable[[Any, Any], str | None] | None = None
 
 
 #: every registered kind, by name

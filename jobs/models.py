@@ -180,4 +180,23 @@ class Job(models.Model):
 
     @property
     def can_resume(self) -> bool:
+        """Failed, cancelled or stalled, and nothing known that would fail it again at once."""
+        return self.resumable_state and not self.resume_problem
+
+    @property
+    def resumable_state(self) -> bool:
         return self.status in (self.Status.FAILED, self.Status.CANCELLED) or self.stalled
+
+    @property
+    def resume_problem(self) -> str:
+        """Why resuming would fail again at once (its kind says: a model or setting gone); "" else."""
+        if not self.resumable_state:
+            return ""
+        check = self.job_kind.resume_problem
+        if check is None:
+            return ""
+        try:
+            params = self.typed_params
+        except JobError as error:  # parameters this version cannot read would fail the run too
+            return str(error)
+        return check(self, params) or ""

@@ -116,10 +116,12 @@ def job_resume(*, job: Job) -> Job:
 def job_requeue(*, job: Job) -> Job:
     """A failed, cancelled or stalled job back to queued, without sending it to the worker (a
     command that runs the job in its own process calls this, then job_run)."""
-    if not job.can_resume:
+    if not job.resumable_state:
         raise JobError(
             f"job #{job.pk} is {job.status}; only a failed, cancelled or stalled job can be resumed"
         )
+    if problem := job.resume_problem:
+        raise JobError(f"job #{job.pk} cannot resume: {problem}")
     try:
         with transaction.atomic():
             Job.objects.filter(pk=job.pk).update(

@@ -194,6 +194,17 @@ def kept_prefill(job: Job) -> str:
     return f"{job.parsed} items parsed before the failure are kept; resume to go on"
 
 
+def prefill_resume_problem(job: Job, params: PrefillParams) -> str | None:
+    """What the start refuses a prefill for, asked again when it would resume (a setting or a
+    registered parser may have gone since)."""
+    problem = parser_setting_problem(params.backend, params.model)
+    if problem:
+        return f"the {params.backend} parser cannot run: {problem}"
+    if params.adapter and not (Path(params.adapter).expanduser() / "adapter_config.json").is_file():
+        return f"no LoRA adapter at {params.adapter} any more (no adapter_config.json)"
+    return None
+
+
 def prefill_status_context(job: Job) -> dict[str, Any]:
     """A finished prefill's legality report (predictions.selectors)."""
     return {"report": None if job.is_active else legality_report(job)}
@@ -210,6 +221,7 @@ job_kind_register(
         kept=kept_prefill,
         status_template="predictions/_status_prefill.html",
         status_context=prefill_status_context,
+        resume_problem=prefill_resume_problem,
         form="predictions.forms.PrefillForm",
         form_template="predictions/_prefill_form.html",
     )

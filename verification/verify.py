@@ -243,9 +243,19 @@ def describe_verify(job: Job, params: VerifyParams) -> str:
     return format_html("{} · {} · reads {}", what, model, params.text_field)
 
 
+def verify_resume_problem(job: Job, params: VerifyParams) -> str | None:
+    """The model the job was started with, gone since (a folder removed, a cache emptied)."""
+    try:
+        verifier_available(params.model)
+    except VerifierUnavailable as error:
+        return str(error)
+    return None
+
+
 job_kind_register(
     JobKind(
         name=VERIFY,
+        resume_problem=verify_resume_problem,
         label="NLI verification",
         params=VerifyParams,
         run=run_verify,

@@ -412,3 +412,25 @@ def test_a_resumed_overwrite_goes_on_where_it_stopped_and_its_own_items_are_not_
     assert len(parser.texts) == 7  # the 7 it had not reached, not all 12 again
     assert (job.status, job.done, job.skipped) == ("done", 12, 0)
     assert ParserPrediction.objects.filter(job=job).count() == 12 and ParserPrediction.objects.count() == 12
+
+
+def test_a_job_that_cannot_succeed_offers_no_resume_and_says_why(
+    item_set, admin_user, client, openai_settings
+):
+    """A failed prefill whose backend has lost what it runs with (here the server setting) would
+    fail again at once: the page offers no Resume, names the setting, and resuming is refused."""
+    openai_settings.NSM_OPENAI_BASE_URL = "http://127.0.0.1:9/v1"
+    job = job_prefill_start(user=admin_user, item_set=item_set, backend="openai", enqueue=False)
+    Job.objects.filter(pk=job.pk).update(status="failed", error="the server did not answer")
+    client.force_login(admin_user)
+    page = client.get(reverse("job_detail", args=[job.pk])).content.decode()
+    assert reverse("job_resume", args=[job.pk]) in page  # the server may be back: Resume is offered
+    openai_settings.NSM_OPENAI_BASE_URL = ""
+    page = client.get(reverse("job_detail", args=[job.pk])).content.decode()
+    assert reverse("job_resume", args=[job.pk]) not in page
+    assert "cannot resume: the openai parser cannot run: no server given: set NSM_OPENAI_BASE_URL" in page
+    with pytest.raises(JobError, match="no server given: set NSM_OPENAI_BASE_URL"):
+        job_resume(job=Job.objects.get(pk=job.pk))
+    answer = client.post(reverse("api_job_resume", args=[job.pk]))
+    assert answer.status_code == 409 and "NSM_OPENAI_BASE_URL" in answer.json()["detail"]
+    assert Job.objects.get(pk=job.pk).status == "failed"
