@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from django.contrib.auth.models import AbstractBaseUser, User
 from django.db.models import Count, Q, QuerySet
 
-from annotator.models import Assignment, ItemSet, ParserPrediction, Round
+from annotator.models import Assignment, Item, ItemSet, ParserPrediction, Round
 from annotator.roles import ANNOTATOR
 from annotator.selectors import Progress, read_from
 
@@ -164,4 +164,31 @@ def round_annotators(round_: Round) -> list[AnnotatorRow]:
             u.pk in pool,
         )
         for u in users
+    ]
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    title: str
+    url_name: str
+    done: bool
+    state: str = "todo"  # done, next (the first not done) or todo
+
+
+def first_run_steps() -> list[Step] | None:
+    """The steps an empty instance needs before its first round can be annotated, in order, with
+    the first one not done marked next; None once a round exists (the checklist is gone)."""
+    if Round.objects.exists():
+        return None
+    raw = [
+        ("import", "Import items (a TSV, CSV or JSONL file)", "manage_import", Item.objects.exists()),
+        ("item_set", "Draw an item set from them", "manage_item_sets", ItemSet.objects.exists()),
+        ("round", "Create a round over the set", "manage_round_new", False),
+        ("annotators", "Give people the annotator role", "manage_users", annotator_choices().exists()),
+    ]
+    first_open = next((name for name, _, _, done in raw if not done), None)
+    return [
+        Step(name, title, url_name, done, "done" if done else "next" if name == first_open else "todo")
+        for name, title, url_name, done in raw
     ]

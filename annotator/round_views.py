@@ -91,9 +91,14 @@ def _round_page(
     request: HttpRequest, round_: Round, *, problem: tuple[str, str] | None = None, status: int = 200
 ) -> HttpResponse:
     pool = round_.pool.values_list("pk", flat=True)
+    rows = round_annotators(round_)
+    done = sum(row.progress.done for row in rows)
+    total = sum(row.progress.done + row.progress.skipped + row.progress.pending for row in rows)
     context = {
         "round": round_,
-        "rows": round_annotators(round_),
+        "rows": rows,
+        "done": done,
+        "total": total,
         "add_form": PoolForm(queryset=annotator_choices().exclude(pk__in=pool)),
         "problem": problem,
     }

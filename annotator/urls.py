@@ -47,6 +47,7 @@ urlpatterns = [
     path("manage/users/", user_views.users, name="manage_users"),
     path("manage/users/<int:user_id>/roles/", user_views.user_roles, name="manage_user_roles"),
     path("manage/users/<int:user_id>/active/", user_views.user_active, name="manage_user_active"),
+    path("manage/users/<int:user_id>/password/", user_views.user_password, name="manage_user_password"),
     path("api/items/", api.ItemList.as_view(), name="api_items"),
     path("api/items/<int:pk>/", api.ItemDetail.as_view(), name="api_item"),
     path("api/assignments/", api.MyAssignments.as_view(), name="api_assignments"),

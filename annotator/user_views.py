@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.contrib import messages
+from django.contrib.auth.forms import SetPasswordForm
 from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -88,4 +89,19 @@ def user_active(request: HttpRequest, user_id: int) -> HttpResponse:
         return _users_page(request, problem=(error.field, str(error)), status=400)
     state = "reactivated" if user.is_active else "deactivated: they can no longer log in; their work is kept"
     messages.success(request, f"{user.username} is {state}")
+    return redirect("manage_users")
+
+
+@require_POST
+@require_role(ADMIN)
+def user_password(request: HttpRequest, user_id: int) -> HttpResponse:
+    """An admin sets a new password for a user (Django's validators apply); the user is told it
+    out of band and can change it on their account page."""
+    user = get_object_or_404(User, pk=user_id)
+    form = SetPasswordForm(user, request.POST)
+    if not form.is_valid():
+        problems = "; ".join(str(e) for errors in form.errors.values() for e in errors)
+        return _users_page(request, problem=("password", f"{user.username}: {problems}"), status=400)
+    form.save()
+    messages.success(request, f"{user.username} has a new password: tell them, and ask them to change it.")
     return redirect("manage_users")

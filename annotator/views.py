@@ -7,6 +7,8 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 import nsmcore
+from annotator.roles import ADMIN, has_role
+from annotator.round_selectors import first_run_steps
 from nsmcore.guidance import SLOT_HELP, VALUE_HELP
 from nsmcore.schema import GROUPS, SLOTS
 from rules.rulesets import active_rule_set
@@ -16,7 +18,8 @@ from rules.rulesets import active_rule_set
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
     rule_set = active_rule_set()
-    return render(request, "annotator/home.html", {"rule_set": rule_set})
+    steps = first_run_steps() if has_role(request.user, ADMIN) else None
+    return render(request, "annotator/home.html", {"rule_set": rule_set, "first_run": steps})
 
 
 def _slot_groups(values: dict[str, str]) -> list[dict[str, object]]:

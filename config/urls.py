@@ -27,6 +27,9 @@ urlpatterns = [
     path("api/rule-sets/", include(revision_urls.api)),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # the rest of Django's account views: changing one's password, and a reset link sent by mail
+    # (NSM_EMAIL_BACKEND: the console in development; docs/admin.md)
+    path("accounts/", include("django.contrib.auth.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api_schema"),
     # the split view serves Swagger UI's start-up script as a file: no inline script (the CSP)
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api_schema"), name="api_docs"),

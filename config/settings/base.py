@@ -336,3 +336,13 @@ NSM_EXPORT_CITATION = env_str(
     "Xing, F. and Cambria, E. Faithful by Definition: Emotion Analysis via Natural Semantic "
     "Metalanguage Explications.",
 )
+
+# Mail, for password reset links: printed to the console unless a backend is named (SMTP in
+# production: NSM_EMAIL_BACKEND=django.core.mail.backends.smtp.EmailBackend with EMAIL_HOST...)
+EMAIL_BACKEND = env_str("NSM_EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = int(env_str("EMAIL_PORT", "25"))
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_str("EMAIL_USE_TLS", "0") in ("1", "true", "yes")
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "nsm-audit@localhost")

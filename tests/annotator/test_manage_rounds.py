@@ -250,3 +250,17 @@ def test_adding_an_annotator_who_gets_no_work_says_why(client, admin_user, prefi
         response.content.decode()
     )
     assert not Assignment.objects.filter(round=prefilled_round, annotator__username="nina").exists()
+
+
+def test_the_round_page_leads_to_its_analysis_and_keeps_its_progress_live(client, admin_user, submitted):
+    import re as _re
+
+    from django.urls import reverse as _reverse
+
+    client.force_login(admin_user)
+    page = client.get(_reverse("manage_round", args=[submitted.pk])).content.decode()
+    for name in ("agreement", "conflicts", "gold_list", "evaluation"):
+        assert _reverse(name, args=[submitted.pk]) in page, name
+    table = _re.search(r'<section id="round-progress"[^>]*>', page).group(0)
+    assert 'hx-trigger="every 10s"' in table and 'hx-select="#round-progress"' in table
+    assert "8 of 8 assignments done" in page
