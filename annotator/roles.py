@@ -98,8 +98,12 @@ class IsMember(BasePermission):
         return bool(request.user and request.user.is_authenticated and user_roles(request.user))
 
 
-# the pages a user without a role may still open: home (it tells them why) and logging out
-OPEN_WITHOUT_ROLE = frozenset({"home", "logout", "login"})
+# the pages a user without a role may still open: home (it tells them why), logging out, and their
+# own password (changing it, or a reset link, reaches no project data)
+OPEN_WITHOUT_ROLE = frozenset({
+    "home", "logout", "login", "password_change", "password_change_done", "password_reset",
+    "password_reset_done", "password_reset_confirm", "password_reset_complete",
+})  # fmt: skip
 
 
 class RoleRequired:
