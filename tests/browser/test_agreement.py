@@ -49,18 +49,18 @@ def test_an_adjudicator_filters_conflicts_by_slot_and_opens_an_item(
     # (the address it pushes) and for htmx to settle before the next choice, or that choice can land
     # on a form about to be replaced (the test failed so on a loaded machine).
     page.select_option("#conflict-filter select[name=slot]", "agency")
-    expect(page).to_have_url(f"{live_server.url}/adjudicate/rounds/{submitted.pk}/conflicts/?slot=agency")
+    expect(page).to_have_url(f"{live_server.url}/adjudicate/rounds/{submitted.pk}/conflicts/?slot=agency&q=")
     settled(page)
     expect(page.locator("#conflict-count")).to_have_text("1")
     page.select_option("#conflict-filter select[name=a]", "i")  # the value filters came with the swap
     expect(page).to_have_url(
-        f"{live_server.url}/adjudicate/rounds/{submitted.pk}/conflicts/?slot=agency&a=i&b="
+        f"{live_server.url}/adjudicate/rounds/{submitted.pk}/conflicts/?slot=agency&a=i&b=&q="
     )
     settled(page)
     expect(page.locator("#conflict-filter select[name=a]")).to_have_value("i")
     page.select_option("#conflict-filter select[name=b]", "someone-else")
     expect(page).to_have_url(
-        f"{live_server.url}/adjudicate/rounds/{submitted.pk}/conflicts/?slot=agency&a=i&b=someone-else"
+        f"{live_server.url}/adjudicate/rounds/{submitted.pk}/conflicts/?slot=agency&a=i&b=someone-else&q="
     )
     settled(page)
     expect(page.locator("#conflict-count")).to_have_text("1")
