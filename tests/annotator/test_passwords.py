@@ -18,7 +18,8 @@ def test_a_user_changes_their_own_password(client, annotator):
     home = client.get(reverse("account_tokens")).content.decode()
     assert reverse("password_change") in home  # the account page links to it
     wrong = client.post(reverse("password_change"), {
-        "old_password": "not-it", "new_password1": "N3w-long-passphrase", "new_password2": "N3w-long-passphrase",
+        "old_password": "not-it", "new_password1": "N3w-long-passphrase",
+        "new_password2": "N3w-long-passphrase",
     })  # fmt: skip
     assert wrong.status_code == 200 and "incorrectly" in wrong.content.decode()
     done = client.post(reverse("password_change"), {
