@@ -9,7 +9,7 @@ from django.db.models import Q, QuerySet
 from adjudication.gold.services import ADJUDICATED, CONVENTION, UNANIMOUS
 from adjudication.models import Convention, GoldItem
 from annotator.filters import IdFilter
-from annotator.search import SEARCH_HELP, clean_search, items_searched
+from annotator.search import search_filter
 from nsmcore.schema import SLOT_NAMES
 
 REVIEW = "review"
@@ -31,13 +31,7 @@ class GoldFilter(django_filters.FilterSet):
         empty_label="any",
         label="provenance",
     )
-    q = django_filters.CharFilter(
-        method="filter_search",
-        max_length=200,
-        validators=[clean_search],
-        help_text=SEARCH_HELP,
-        label="search",
-    )
+    q = search_filter(field="item_id")
 
     class Meta:
         model = GoldItem
@@ -47,9 +41,6 @@ class GoldFilter(django_filters.FilterSet):
         if value == REVIEW:
             return queryset.filter(needs_review=True)
         return queryset.filter(status=value)
-
-    def filter_search(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
-        return items_searched(queryset, value, field="item_id")
 
     def filter_label(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         return queryset.filter(construals__index=1, construals__label=value)

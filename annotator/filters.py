@@ -11,7 +11,7 @@ from django.db.models import Q
 from rest_framework.exceptions import ValidationError
 
 from annotator.models import Assignment, Item, Round
-from annotator.search import SEARCH_HELP, clean_search, items_searched
+from annotator.search import search_filter
 
 MAX_ID = 2**63 - 1  # the largest a database integer holds: beyond it SQLite raises (a 500)
 
@@ -33,12 +33,7 @@ class ItemFilter(django_filters.FilterSet):
     source_id = django_filters.CharFilter(max_length=128)
     reference_label = django_filters.CharFilter(max_length=32)
     item_set = IdFilter(field_name="item_sets", help_text="an item set's id")
-    q = django_filters.CharFilter(
-        method="search", max_length=200, validators=[clean_search], help_text=SEARCH_HELP
-    )
-
-    def search(self, queryset, name: str, value: str):
-        return items_searched(queryset, value)
+    q = search_filter()
 
     class Meta:
         model = Item

@@ -197,10 +197,10 @@ def item_search(terms: list[str]) -> QuerySet | RawSQL:
 
     Justified by the search benchmark (benchmarks/bench_search.py; 100,000 items from
     crowd-enVent's texts, a page of 50 and its count, p95 over 200 searches of one to three words
-    drawn from the texts): p95 SQLite 42.7 ms and PostgreSQL 116.1 ms (a word such as "the", in
-    a third of the texts, sets PostgreSQL's tail: its count reads 35,000 rows; a rarer word takes
-    10 to 15 ms), against 126.7 ms and 281.2 ms for ``icontains`` on the three columns, which reads
-    every row."""
+    drawn from the texts): p95 SQLite 42.7 ms and PostgreSQL 116.1 ms, medians 3.2 and 5.8 ms,
+    against 126.7 ms and 281.2 ms for ``icontains`` on the three columns, which reads every row.
+    PostgreSQL's tail is the words found in 3,000 items or more ("surprise", "like", "and"): 80 to
+    125 ms each, as the planner walks the items in the page's order checking each one."""
     if connection.vendor == "sqlite":
         expression = " ".join(f'"{term}"*' for term in terms)
         return RawSQL(
@@ -208,9 +208,9 @@ def item_search(terms: list[str]) -> QuerySet | RawSQL:
         )
     if connection.vendor == "postgresql":
         expression = " & ".join(f"{term}:*" for term in terms)
-        # as a plain IN (subquery), PostgreSQL chooses: a rare word is met through the index, a word
-        # in a third of the texts by walking the items in the page's order (gathering the matches
-        # first, as an array, halves the first and doubles the second: 167 ms at p95 against 116)
+        # a plain IN (subquery): gathering the matches first as an array made a word in a few
+        # thousand items 5 times faster and one in a third of them twice as slow (p95 167 ms
+        # against 116); choosing between the two by the count is still to try
         return RawSQL(
             f"SELECT id FROM {Item._meta.db_table} WHERE {ITEM_SEARCH_DOCUMENT} @@ to_tsquery('simple', %s)",
             [expression],

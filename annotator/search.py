@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import django_filters
 from django import forms
 from django.db.models import QuerySet
 
@@ -25,16 +26,32 @@ def search_terms(q: str) -> list[str]:
 def clean_search(q: str) -> str:
     """A query as given, or a ValidationError naming the problem."""
     q = q.strip()
-    if q and not search_terms(q):
+    terms = search_terms(q)
+    if q and not terms:
         raise forms.ValidationError("search for words (letters or digits)")
-    if len(search_terms(q)) > MAX_TERMS:
+    if len(terms) > MAX_TERMS:
         raise forms.ValidationError(f"search for at most {MAX_TERMS} words")
     return q
 
 
+SEARCH_OPTIONS = {
+    "max_length": 200,
+    "validators": [clean_search],
+    "help_text": SEARCH_HELP,
+    "label": "search",
+}
+
+
 def search_field() -> forms.CharField:
-    return forms.CharField(required=False, max_length=200, validators=[clean_search], help_text=SEARCH_HELP,
-                           label="search")  # fmt: skip
+    """The ``q`` field of a page's query form."""
+    return forms.CharField(required=False, **SEARCH_OPTIONS)
+
+
+def search_filter(*, field: str = "pk") -> django_filters.CharFilter:
+    """The ``q`` filter of a list's FilterSet (``field`` names the item id in its rows)."""
+    return django_filters.CharFilter(
+        method=lambda queryset, name, value: items_searched(queryset, value, field=field), **SEARCH_OPTIONS
+    )
 
 
 def items_searched(queryset: QuerySet, q: str, *, field: str = "pk") -> QuerySet:

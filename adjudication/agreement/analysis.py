@@ -16,6 +16,7 @@ from django.db.models import Count, Max, Q
 
 from adjudication.models import AgreementSnapshot
 from annotator.models import SLOT_FIELDS, Annotation, Assignment, Item, Round, text_in_field
+from annotator.search import items_searched
 from annotator.versions import round_version
 from nsmcore.agreement import MISSING, AgreementReport, Conflicts, agreement, conflicts, flows, retention
 from nsmcore.schema import SLOT_NAMES, SLOTS
@@ -216,6 +217,16 @@ def conflict_rows(
             if code is not None:
                 keep &= (values == code).any(axis=1)
     return np.nonzero(keep)[0]
+
+
+def conflicts_matching(round_: Round, analysis: RoundAnalysis, query: dict[str, Any]) -> np.ndarray:
+    """``conflict_rows`` for a ConflictQuery's cleaned data (the page, its CSV and the API alike):
+    its ``q`` searched in the database, over the round's items only."""
+    items = None
+    if query.get("q"):
+        assigned = Assignment.objects.filter(round=round_).values_list("item_id", flat=True).distinct()
+        items = list(items_searched(assigned, query["q"], field="item_id"))
+    return conflict_rows(analysis, slot=query["slot"], a=query["a"], b=query["b"], items=items)
 
 
 def describe_rows(

@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 
 from adjudication.agreement.analysis import (
     anchoring,
-    conflict_rows,
+    conflicts_matching,
     describe_rows,
     pass_flows,
     passes_for,
@@ -22,6 +22,7 @@ from adjudication.agreement.analysis import (
 from adjudication.forms import ConflictQuery, form_problems
 from annotator.models import Round
 from annotator.roles import ADJUDICATOR, ADMIN, HasRole
+from annotator.search import SEARCH_HELP
 from nsmcore.schema import SLOT_NAMES
 
 IsAdjudicatorOrAdmin = HasRole(
@@ -65,6 +66,7 @@ class ConflictList(RoundView):
             OpenApiParameter("slot", str, enum=list(SLOT_NAMES)),
             OpenApiParameter("a", str, description="a value of the slot"),
             OpenApiParameter("b", str, description="a value of the slot"),
+            OpenApiParameter("q", str, description=SEARCH_HELP),
             OpenApiParameter("page", int, description="from 1"),
         ],
         responses={
@@ -79,7 +81,7 @@ class ConflictList(RoundView):
             return Response({"detail": form_problems(query), **query.errors}, status=400)
         q = query.cleaned_data
         analysis = round_analysis(round_)
-        matching = conflict_rows(analysis, slot=q["slot"], a=q["a"], b=q["b"])
+        matching = conflicts_matching(round_, analysis, q)
         page = Paginator(matching, 50).get_page(q["page"])
         return Response(
             {

@@ -22,7 +22,7 @@ from adjudication.agreement.analysis import (
     anchoring,
     arms,
     blind_controls,
-    conflict_rows,
+    conflicts_matching,
     describe_rows,
     pass_compare,
     passes_for,
@@ -35,7 +35,6 @@ from adjudication.gold.selectors import gold_awaiting
 from adjudication.models import GoldItem
 from annotator.models import Annotation, Assignment, Item, Round
 from annotator.roles import ADJUDICATOR, ADMIN, require_role
-from annotator.search import items_searched
 from nsmcore.agreement import AgreementReport
 from nsmcore.charts import Interval, interval_chart
 from nsmcore.schema import SLOT_BY_NAME, SLOT_NAMES, SLOTS
@@ -120,13 +119,9 @@ def _conflicts(request: HttpRequest, round_id: int):
         return round_, None, query, None
     analysis = round_analysis(round_)
     q = query.cleaned_data
-    # filtered in Python on purpose: conflicts are rows of the round's in-memory analysis (numpy
-    # arrays), not a queryset, so there is no database query to move the filter into
-    items = None
-    if q["q"]:  # the search runs in the database, over the round's items only
-        assigned = Assignment.objects.filter(round=round_).values_list("item_id", flat=True).distinct()
-        items = list(items_searched(assigned, q["q"], field="item_id"))
-    return round_, analysis, query, conflict_rows(analysis, slot=q["slot"], a=q["a"], b=q["b"], items=items)
+    # conflicts are rows of the round's in-memory analysis (numpy arrays), not a queryset: the slot
+    # and values are filtered there, the search (q) in the database
+    return round_, analysis, query, conflicts_matching(round_, analysis, q)
 
 
 @require_GET

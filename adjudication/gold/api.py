@@ -46,6 +46,7 @@ from adjudication.gold.services import (
 )
 from adjudication.models import GoldConstrual, GoldItem
 from annotator.models import Annotation, Round
+from annotator.search import SEARCH_HELP
 
 
 class ProvenanceOut(serializers.Serializer):
@@ -213,6 +214,7 @@ class GoldList(_View):
                 enum=[UNANIMOUS, CONVENTION, ADJUDICATED],
                 description="provenance: any slot set this way",
             ),
+            OpenApiParameter("q", str, description=SEARCH_HELP),
             OpenApiParameter("page", int),
         ],
         operation_id="rounds_gold_list",

@@ -99,6 +99,11 @@ def test_the_gold_and_conflict_lists_search_the_rounds_items(client, adjudicator
     none = client.get(reverse("conflicts", args=[submitted.pk]), {"q": "zebra"}).content.decode()
     assert 'id="conflict-count">0<' in none
     assert client.get(reverse("gold_list", args=[submitted.pk]), {"q": "!!"}).status_code == 400
+    # the API's lists search as their pages do
+    api_gold = client.get(reverse("api_gold", args=[submitted.pk]), {"q": "orchestra"}).json()
+    assert [row["item_id"] for row in api_gold["results"]] == [t3.pk]
+    api_conflicts = client.get(reverse("api_conflicts", args=[submitted.pk]), {"q": "wedding"}).json()
+    assert api_conflicts["count"] == 1 and api_conflicts["results"][0]["item"] == t3.pk
 
 
 def test_the_query_reads_the_very_expression_the_migration_indexes():
