@@ -109,6 +109,10 @@ def gold_open(request: HttpRequest, round_id: int) -> HttpResponse:
     form = GoldOpenForm(request.POST)
     revised = gold_revised(round_)
     opened = gold_sync(round_)
+    if request.htmx and not (opened or revised):
+        # the gold list's own post on load found nothing to do: no message, and no reload (were the
+        # list's count and the opening ever to disagree, a reload would post again, without end)
+        return HttpResponse(status=204)
     message = f"{opened} gold record{'s' if opened != 1 else ''} opened"
     if revised:
         its = "its annotations were" if revised == 1 else "their annotations were"

@@ -96,3 +96,31 @@ def test_the_list_opens_waiting_records_itself_by_a_post_the_page_makes(client, 
     assert answer.status_code == 200 and answer["HX-Refresh"] == "true"
     assert GoldItem.objects.filter(round=submitted).count() == 4
     assert 'hx-trigger="load"' not in client.get(url).content.decode()  # nothing waits: no second post
+
+
+def test_an_item_whose_last_pending_assignment_is_skipped_opens_and_the_list_never_reloads_in_a_loop(
+    client, adjudicator, submitted, django_user_model
+):
+    """A skip changes no annotation but leaves an item with all its annotations in: it is counted
+    as waiting and opened. Whatever the list counts, its own post on load reloads the page only
+    when the post changed something, so a count and an opening that ever disagree cannot make the
+    page reload itself without end."""
+    from annotator.models import Assignment, Item
+    from annotator.services import assignment_skip
+
+    third = django_user_model.objects.create_user("erin")
+    late = Assignment.objects.create(
+        round=submitted, item=Item.objects.get(source_id="t1-0"), annotator=third, position=99
+    )
+    assert gold_sync(submitted) == 3  # t1-0 waits for erin
+    assignment_skip(assignment=late, user=third)
+    client.force_login(adjudicator)
+    url = reverse("gold_list", args=[submitted.pk])
+    assert 'hx-trigger="load"' in client.get(url).content.decode()  # t1-0 waits to be opened
+    answer = client.post(reverse("gold_open", args=[submitted.pk]), {"next": url}, HTTP_HX_REQUEST="true")
+    assert GoldItem.objects.filter(round=submitted, item__source_id="t1-0").exists()
+    assert answer["HX-Refresh"] == "true"
+    assert 'hx-trigger="load"' not in client.get(url).content.decode()
+    # a post that opens nothing answers without a reload
+    again = client.post(reverse("gold_open", args=[submitted.pk]), {"next": url}, HTTP_HX_REQUEST="true")
+    assert again.status_code == 204 and "HX-Refresh" not in again
