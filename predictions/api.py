@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.permissions import IsAuthenticated
@@ -23,6 +24,7 @@ from jobs.api import (
 )  # fmt: skip
 from jobs.models import Job
 from nsmcore.parsers import BACKENDS
+from predictions.parsers import model_name_problem, registered_backend
 from predictions.prefill import MODES, job_prefill_start
 from predictions.selectors import legality_report
 
@@ -31,15 +33,28 @@ class PrefillIn(serializers.Serializer):
     item_set = serializers.PrimaryKeyRelatedField(queryset=ItemSet.objects.all(), required=False)
     round = serializers.PrimaryKeyRelatedField(queryset=Round.objects.all(), required=False)
     backend = serializers.ChoiceField(choices=BACKENDS, required=False)
-    model = serializers.CharField(required=False, allow_blank=True, max_length=250)
+    model = serializers.CharField(
+        required=False, allow_blank=True, max_length=250,
+        help_text="a registered parser's name (NAME or NAME@VERSION), or a hub or server model name; never "
+        "a folder on the server (empty: the setting)",
+    )  # fmt: skip
     mode = serializers.ChoiceField(choices=MODES, required=False)
     text_field = serializers.ChoiceField(choices=[f for f, _ in Round.TEXT_FIELDS], required=False)
     overwrite = serializers.BooleanField(required=False, default=False)
-    adapter = serializers.CharField(required=False, allow_blank=True, max_length=250)
 
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        if "adapter" in self.initial_data:  # a folder on the server: never taken over the API
+            raise serializers.ValidationError(
+                {"adapter": ["not taken: a LoRA adapter is chosen by its registered name, as model "
+                             "(a train job registers it; the Parsers page lists them)"]}
+            )  # fmt: skip
         if ("item_set" in data) == ("round" in data):
             raise serializers.ValidationError("give one of item_set or round")
+        model = data.get("model", "")
+        backend = data.get("backend") or registered_backend(model) or settings.NSM_PARSER_BACKEND
+        problem = model_name_problem(backend, model)
+        if problem:
+            raise serializers.ValidationError({"model": [problem]})
         return data
 
 
@@ -78,7 +93,6 @@ class PrefillStart(APIView):
             mode=v.get("mode", ""),
             text_field=v.get("text_field", ""),
             overwrite=v["overwrite"],
-            adapter=v.get("adapter", ""),
         )
         return created_response(request, job)
 

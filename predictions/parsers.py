@@ -118,6 +118,12 @@ def _lookup(model: str) -> Any:
         return str(error)
 
 
+def registered_backend(model: str) -> str:
+    """The backend of the registered parser ``model`` names; empty when it names none."""
+    found = _lookup(model)
+    return found.backend if isinstance(found, RegisteredParser) else ""
+
+
 def _registered(model: str, backend: str) -> Any:
     """The registered parser of that backend a job's model names, or None."""
     found = _lookup(model)
@@ -138,6 +144,35 @@ def _registry_problem(backend: str, model: str) -> str | None:
 def _best_spec() -> str:
     best = best_parser()
     return best.spec if best is not None else ""
+
+
+def looks_like_path(value: str) -> bool:
+    """Whether a model given as a name is a folder on this server: absolute, relative to the home
+    or the working folder, more than a hub's ``org/name``, or there on disk."""
+    value = value.strip()
+    if value.startswith(("/", "~", ".", "\\")) or "\\" in value or value.count("/") > 1:
+        return True
+    return Path(value).exists()
+
+
+def model_name_problem(backend: str, model: str) -> str | None:
+    """Why a model given over the web or the API is no name the backend can take, or None. Trained
+    models are chosen by their registered name; a folder on the server is the settings' (or the
+    command line's) business, never typed into a page, so no path becomes a parser's name."""
+    model = model.strip()
+    if not model or is_spec(model):  # a registered name: its backend is checked when the job is made
+        return None
+    if backend == "lexical":
+        return "the lexical baseline takes no model (its cue list is the setting NSM_LEXICAL_CUES)"
+    if backend == "classifier":
+        return f"no registered parser {model!r} (a classifier is chosen by its name); {registered_line()}"
+    if looks_like_path(model):
+        return (
+            f"{model}: a model is chosen by name, not by a folder on the server: choose a trained "
+            "parser (a train job registers it), give a hub or server model name, or set the folder in "
+            "NSM_PARSER_MODEL"
+        )
+    return None
 
 
 def parser_setting_problem(backend: str, model: str = "") -> str | None:

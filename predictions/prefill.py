@@ -19,7 +19,13 @@ from jobs.kinds import JobError, JobKind, Params, job_kind_register
 from jobs.models import Job
 from jobs.services import job_create, job_stopped
 from nsmcore.parsers import BACKENDS, Parser, ParserUnavailable
-from predictions.parsers import default_prefill, parser_build, parser_setting_problem, resolved_model
+from predictions.parsers import (
+    default_prefill,
+    parser_build,
+    parser_setting_problem,
+    registered_backend,
+    resolved_model,
+)
 from predictions.selectors import legality_report
 
 PREFILL = "prefill"
@@ -72,8 +78,12 @@ def job_prefill_start(
     backend, the best registered parser (else the settings' backend) prefills."""
     if (item_set is None) == (round_ is None):
         raise JobError("choose an item set or a round, not both")
-    if not backend:
-        backend, model = default_prefill() if not model else (settings.NSM_PARSER_BACKEND, model)
+    if not backend:  # a registered parser's own backend, else the settings'
+        backend, model = (
+            default_prefill()
+            if not model
+            else (registered_backend(model) or settings.NSM_PARSER_BACKEND, model)
+        )
     model = resolved_model(backend, model)
     if round_ is not None:
         item_set = round_.item_set

