@@ -21,6 +21,13 @@ $(STAMP): requirements.txt requirements/web.txt requirements-dev.txt pyproject.t
 
 install: $(STAMP)
 
+# axe-core, which the browser tests load into each page to check its accessibility: from the npm
+# registry, at the version and hash package-lock.json pins
+AXE := node_modules/axe-core/axe.min.js
+$(AXE): package.json package-lock.json
+	npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	@touch $@
+
 run: $(STAMP)
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py seed_demo
@@ -30,7 +37,7 @@ run: $(STAMP)
 	$(BIN)/python manage.py runapp $(HOST):$(PORT) --noreload
 
 # on every core (pytest-xdist), the slowest tests printed at the end
-test: $(STAMP)
+test: $(STAMP) $(AXE)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -n auto --durations=15
 

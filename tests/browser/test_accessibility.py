@@ -1,0 +1,107 @@
+"""Issue 25: every page, for each role, has no serious or critical axe-core violation (WCAG 2.2 AA
+and best practices), at desktop width, on a 390 px phone, and in the dark theme; reduced motion
+is honoured."""
+
+import pytest
+from django.urls import reverse
+from playwright.sync_api import expect
+
+from annotator.models import Assignment, Item
+from tests.browser.accessibility import axe_violations, describe
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+DESKTOP = {"width": 1200, "height": 900}
+PHONE = {"width": 390, "height": 844}
+DARK = {"width": 1200, "height": 900, "dark": True}
+VIEWPORTS = pytest.mark.parametrize("viewport", [DESKTOP, PHONE, DARK], ids=["desktop", "phone", "dark"])
+
+
+def settled(page) -> None:
+    page.wait_for_load_state("load")
+    page.wait_for_function("() => !document.querySelector('.htmx-request, .htmx-settling, .htmx-swapping')")
+
+
+def check_pages(page, live_server, username: str, viewport: dict, urls: list[str]) -> None:
+    page.set_viewport_size({"width": viewport["width"], "height": viewport["height"]})
+    page.emulate_media(color_scheme="dark" if viewport.get("dark") else "light")
+    page.goto(f"{live_server.url}/accounts/login/")
+    found = {"login": axe_violations(page)} if username == "alice" else {}
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", f"{username}-pw")
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{live_server.url}/")
+    for url in urls:
+        page.goto(live_server.url + url)
+        settled(page)
+        found[url] = axe_violations(page)
+    theme = "dark" if viewport.get("dark") else "light"
+    report = "\n".join(
+        f"{url} at {viewport['width']} px, {theme}:\n{describe(v)}" for url, v in found.items() if v
+    )
+    assert not report, "serious or critical accessibility violations:\n" + report
+
+
+@VIEWPORTS
+def test_an_annotators_pages(page, live_server, submitted, annotator, viewport):
+    a0 = Assignment.objects.filter(round=submitted, annotator=annotator).order_by("position").first()
+    urls = [
+        reverse(name, args=args)
+        for name, args in (
+            ("home", []), ("queue", []), ("annotate", [a0.pk]), ("round_items", [submitted.pk]),
+            ("history", [a0.pk]), ("explain", []), ("rule_set", []), ("guidelines", []),
+            ("password_change", []), ("account_tokens", []),
+        )
+    ]  # fmt: skip
+    check_pages(page, live_server, "alice", viewport, urls)
+
+
+@VIEWPORTS
+def test_an_adjudicators_pages(page, live_server, submitted, adjudicator, viewport):
+    item = Item.objects.filter(assignments__round=submitted).order_by("pk").first()
+    r = submitted.pk
+    urls = [
+        reverse(name, args=args)
+        for name, args in (
+            ("home", []), ("adjudicate", []), ("agreement", [r]), ("conflicts", [r]),
+            ("conflict_item", [r, item.pk]), ("flows", [r]), ("anchoring", [r]), ("gold_list", [r]),
+            ("gold_item", [r, item.pk]), ("evaluation", [r]), ("judgements", [r]), ("conventions", []),
+            ("parsers", []),
+        )
+    ]  # fmt: skip
+    check_pages(page, live_server, "carol", viewport, urls)
+
+
+@VIEWPORTS
+def test_an_admins_pages(page, live_server, submitted, admin_user, viewport):
+    urls = [
+        reverse(name, args=args)
+        for name, args in (
+            ("home", []), ("manage_import", []), ("manage_item_sets", []),
+            ("manage_item_set", [submitted.item_set_id]), ("manage_rounds", []), ("manage_round_new", []),
+            ("manage_round", [submitted.pk]), ("manage_users", []), ("jobs", []), ("exports", []),
+        )
+    ]  # fmt: skip
+    check_pages(page, live_server, "dana", viewport, urls)
+
+
+def test_the_dark_theme_and_reduced_motion_follow_the_readers_system(page, live_server, annotator):
+    page.goto(f"{live_server.url}/accounts/login/")
+    background = "() => getComputedStyle(document.body).backgroundColor"
+    assert page.evaluate(background) == "rgb(250, 251, 252)"
+    page.emulate_media(color_scheme="dark")
+    assert page.evaluate(background) == "rgb(21, 25, 30)"
+    page.evaluate(
+        "() => document.body.insertAdjacentHTML('beforeend', '<span class=\"htmx-request htmx-indicator\">')"
+    )
+    duration = "() => getComputedStyle(document.querySelector('.htmx-indicator')).transitionDuration"
+    assert page.evaluate(duration) == "0.2s"
+    page.emulate_media(reduced_motion="reduce")
+    assert page.evaluate(duration) == "0s"
+    # the skip link is the first thing the keyboard reaches, shows when focused, and leads past the menu
+    first = "() => document.querySelector('a[href], button, input:not([type=hidden]), select').className"
+    assert page.evaluate(first) == "skip"
+    page.focus("a.skip")
+    expect(page.locator("a.skip")).to_be_in_viewport()
+    page.keyboard.press("Enter")
+    assert page.evaluate("() => document.activeElement.id") == "main"
