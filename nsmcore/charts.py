@@ -106,6 +106,10 @@ class Bar:
     high: float | None = None
 
 
+#: the height of a bar whose value is 0: a visible stub standing on the axis
+ZERO_STUB = 2.0
+
+
 def whisker_bars(
     bars: Sequence[Bar],
     *,
@@ -118,8 +122,9 @@ def whisker_bars(
 ) -> dict[str, Any]:
     """Vertical bars from 0 up to each value, whiskers from low to high; the axis runs from 0 to
     ``axis_max`` (default: the largest value or high, or 1 when all are 0). Values and whiskers
-    past the axis are clipped to it. ``label_room`` adds that much height under the axis for the
-    bars' names (written from ``label_y``)."""
+    past the axis are clipped to it. ``label_room`` adds that much height under the axis, and width
+    on the right, for the bars' names (written at an angle from ``label_y``). A value of 0 is a
+    stub of ``ZERO_STUB`` standing on the axis."""
     top = axis_max
     if top is None:
         top = max([b.value for b in bars] + [b.high for b in bars if b.high is not None] + [0.0]) or 1.0
@@ -131,14 +136,17 @@ def whisker_bars(
     out = []
     for k, b in enumerate(bars):
         x = pad + gap + k * (bar_width + gap)
+        # a value of 0 is a stub of ZERO_STUB above the axis (not nothing, never below the axis)
+        h = max(y(max(b.value, 0.0)), ZERO_STUB)
         shape: dict[str, Any] = {
             "label": b.label,
             "value": b.value,
             "x": x,
             "x2": x + bar_width,
             "w": bar_width,
-            "y": up(b.value),
-            "h": y(b.value),
+            "y": pad + height - h,
+            "h": h,
+            "zero": b.value <= 0,
             "mid_x": x + bar_width / 2,
             "clipped": b.value > top,
         }
@@ -154,7 +162,8 @@ def whisker_bars(
     return {
         "bars": out,
         "ticks": ticks,
-        "width": 2 * pad + gap + len(bars) * (bar_width + gap),
+        # names written at an angle reach right about as far as down: room for the last one's
+        "width": 2 * pad + gap + len(bars) * (bar_width + gap) + label_room,
         "height": height + 2 * pad + label_room,
         "axis_y": pad + height,
         "label_y": pad + height + 12,
@@ -236,10 +245,16 @@ def strip_chart(
     x = _scale(lo, hi, pad, width)
     axis_y = 60.0
     ticks = [{"x": x(v), "value": v} for v in values]
+
+    # a name near an end is written inward from its mark, so it stays inside the chart
+    def anchor(at: float) -> str:
+        return "start" if at < pad + width * 0.25 else ("end" if at > pad + width * 0.75 else "middle")
+
     marked = [
-        {"label": name, "value": v, "x": x(v), "y1": axis_y - 26.0, "text_y": 14.0 + 12.0 * (k % 2)}
+        {"label": name, "value": v, "x": x(v), "y1": axis_y - 26.0, "text_y": 14.0 + 12.0 * (k % 2),
+         "anchor": anchor(x(v))}
         for k, (name, v) in enumerate(marks)
-    ]
+    ]  # fmt: skip
     step = nice_step(hi - lo, most=5)
     scale = [lo + k * step for k in range(round((hi - lo) / step) + 1)]
     return {

@@ -163,3 +163,25 @@ def test_a_refused_save_on_a_phone_opens_on_its_comparison(
     last = page.locator("#stale-compare tr[data-field=agency] td").last.bounding_box()
     assert last["x"] + last["width"] <= PHONE["width"]  # "yours" fits beside the saved value
     page.screenshot(path="/tmp/layout-stale-390.png")
+
+
+def test_the_confusion_heatmap_keeps_its_size_on_a_phone_and_scrolls_in_its_box(
+    page, live_server, small_login, submitted, adjudicator
+):
+    """Issue 25: the heatmap shrank to the phone's width, its numbers too small to read."""
+    small_login("carol", PHONE)
+    assert_no_sideways_scroll(page, live_server.url + reverse("evaluation", args=[submitted.pk]))
+    sizes = page.evaluate(
+        """() => {
+            const svg = document.querySelector('svg.confusion-heatmap');
+            const box = svg.closest('.chart-box');
+            const cell = svg.querySelector('g.cell rect').getBoundingClientRect();
+            return {cell: cell.width, inner: box.scrollWidth, outer: box.clientWidth,
+                    right: box.getBoundingClientRect().right};
+        }"""
+    )
+    assert sizes["cell"] == pytest.approx(40, abs=0.5)  # drawn at its own size
+    assert sizes["inner"] > sizes["outer"] and sizes["right"] <= PHONE["width"]
+    page.focus(".chart-box")  # the box is reached from the keyboard, and scrolls with the arrows
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("() => document.querySelector('.chart-box').scrollLeft > 0")

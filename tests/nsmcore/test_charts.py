@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nsmcore.charts import (
+    ZERO_STUB,
     Bar,
     Interval,
     heatmap,
@@ -125,3 +126,17 @@ def test_strip_chart_places_values_and_marks_on_one_axis_and_clips_past_it():
     assert canonical["x"] == xs[1] and swap["x"] < canonical["x"]
     assert canonical["text_y"] != swap["text_y"]  # staggered names
     assert [s["label"] for s in chart["scale"]] == ["0", "0.2", "0.4", "0.6", "0.8", "1"]
+
+
+def test_a_zero_bar_is_a_stub_standing_on_the_axis_never_below_it():
+    """Issue 25: a bar of 0 (an accuracy of 0/1) drew nothing, like a label with no item."""
+    chart = whisker_bars([Bar("fear", 0.0, 0.0, 0.98), Bar("odd", -0.3)], axis_max=1.0)
+    for bar in chart["bars"]:
+        assert bar["zero"] and bar["h"] == ZERO_STUB > 0
+        assert bar["y"] + bar["h"] == chart["axis_y"] and bar["y"] < chart["axis_y"]
+
+
+def test_a_strip_marks_name_near_an_end_is_written_inward():
+    """Issue 25: "canonical 0.950" started at its mark near the right end and ran out of the chart."""
+    chart = strip_chart([], marks=[("canonical", 0.95), ("low", 0.02), ("mid", 0.5)])
+    assert [m["anchor"] for m in chart["marks"]] == ["end", "start", "middle"]
