@@ -125,6 +125,13 @@ def figure(
 def run_on_fresh_sqlite(script: Path, *args: str) -> dict[str, Any]:
     """Run a benchmark script in a subprocess on a throwaway SQLite database (and broker folder);
     it prints one JSON line of timings, returned here."""
+    return runs_on_fresh_sqlite(script, args)[0]
+
+
+def runs_on_fresh_sqlite(script: Path, *runs: tuple[str, ...] | list[str]) -> list[dict[str, Any]]:
+    """Run a benchmark script once per argument list, each in a process of its own (a first
+    request's one-off costs are a fresh process's), on one throwaway SQLite database (and broker
+    folder); each run prints one JSON line of timings, returned here in order."""
     import subprocess
     import sys
     import tempfile
@@ -152,9 +159,12 @@ def run_on_fresh_sqlite(script: Path, *args: str) -> dict[str, Any]:
         )  # fmt: skip
         if migrate.returncode:
             raise RuntimeError(f"migrate for {script.name} failed:\n{migrate.stderr[-3000:]}")
-        out = subprocess.run(
-            [sys.executable, str(script), *args], cwd=root, env=env, capture_output=True, text=True
-        )
-    if out.returncode:
-        raise RuntimeError(f"{script.name} failed:\n{out.stderr[-3000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+        results = []
+        for args in runs:
+            out = subprocess.run(
+                [sys.executable, str(script), *args], cwd=root, env=env, capture_output=True, text=True
+            )
+            if out.returncode:
+                raise RuntimeError(f"{script.name} {' '.join(args)} failed:\n{out.stderr[-3000:]}")
+            results.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    return results

@@ -29,6 +29,7 @@ BENCHMARKS = [
     "export",
     "raw_export",
     "evaluation",
+    "evaluation_view",
     "rules",
     "training",
     "parser",

@@ -15,3 +15,9 @@ try:
 except ConfigError as error:  # one line naming the variable, as manage.py says it (config/cli.py)
     sys.stderr.write(f"configuration error: {error}\n")
     raise SystemExit(2) from None
+
+# a web process pays its one-off costs (imports, template compilation) as it starts, not on a
+# reader's first Evaluation view
+from config.warm import warm_web
+
+warm_web()

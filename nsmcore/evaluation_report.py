@@ -48,12 +48,23 @@ class Evidence:
 
 
 def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """The exact (Clopper-Pearson) interval for k successes in n trials."""
-    # imported here: scipy.stats takes longer to import than the rest of nsmcore together
-    from scipy.stats import binomtest
+    """The exact (Clopper-Pearson) interval for k successes in n trials: the beta quantiles
+    ``B(a/2; k, n-k+1)`` and ``B(1-a/2; k+1, n-k)``, as scipy.stats' binomtest computes them."""
+    # scipy.special, not scipy.stats: the same inverse incomplete beta, imported in a quarter of
+    # the time (0.36 s against 1.3 s on a first Evaluation view) and in 27 MiB instead of 75
+    from scipy.special import betaincinv
 
-    ci = binomtest(int(k), int(n)).proportion_ci(confidence_level=confidence, method="exact")
-    return float(ci.low), float(ci.high)
+    k, n = int(k), int(n)
+    tail = (1 - confidence) / 2
+    low = 0.0 if k == 0 else float(betaincinv(k, n - k + 1, tail))
+    high = 1.0 if k == n else float(betaincinv(k + 1, n - k, 1 - tail))
+    return low, high
+
+
+def warm() -> None:
+    """Import what the first interval needs, so that a web process pays it when it starts and
+    not on its first Evaluation view (config/wsgi.py)."""
+    clopper_pearson(1, 2)
 
 
 @dataclass(frozen=True)

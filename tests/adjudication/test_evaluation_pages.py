@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import pytest
 from django.core.management import call_command
@@ -52,7 +53,8 @@ def test_the_heatmap_has_a_cell_per_label_and_routed_column_with_counts(adjudica
 
 def test_the_page_draws_bars_flows_strip_scoring_and_rates(adjudicator_client, round_):
     html = adjudicator_client.get(url(round_, "pass=annotator:alice&orders=25&seed=4")).content.decode()
-    assert html.count('class="order"') == 25  # one tick per random order
+    ticks = re.search(r'<path d="([^"]*)" class="order"/>', html).group(1)
+    assert ticks.count("M") == 25  # one tick per random order, in one path
     assert 'data-mark="canonical"' in html and 'data-mark="guilt&lt;-&gt;shame"' in html
     assert '<tr data-flow="guilt:shame">' in html
     assert html.count("<tr data-scheme=") == 3

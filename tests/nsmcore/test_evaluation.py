@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy.stats import beta
+from scipy.stats import beta, binomtest
 
 from nsmcore.counterfactual import counterfactual, read_pair
 from nsmcore.evaluation import evaluate, order_winners, random_orders, route_items, routed_from_codes
@@ -56,6 +56,8 @@ def test_the_papers_interval_table_reproduces(k, expected):
 @pytest.mark.parametrize("k, n", [(0, 5), (7, 12), (12, 12), (3, 1000)])
 def test_intervals_are_the_exact_beta_quantiles(k, n):
     assert clopper_pearson(k, n) == pytest.approx(cp(k, n))
+    exact = binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")  # scipy.stats' own
+    assert clopper_pearson(k, n) == pytest.approx((exact.low, exact.high), abs=1e-12)
 
 
 def test_headline_accuracy_abstention_by_type_and_selective_accuracy(report):
