@@ -19,7 +19,9 @@ class ParserSelect(forms.Select):
     """Options carrying their parser's backend (``data-backend``): choosing one sets the backend
     select to it (static/js/jobs.js)."""
 
-    backends: dict[str, str] = {}
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.backends: dict[str, str] = {}
 
     def create_option(self, name, value, *args, **kwargs):
         option = super().create_option(name, value, *args, **kwargs)

@@ -7,6 +7,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema
 
 from jobs.api import STARTED, FormStart, form_in
+from training.defaults import default_train_method
 from training.forms import TrainForm
 
 _TrainIn = form_in(
@@ -21,8 +22,8 @@ class TrainIn(_TrainIn):
     __doc__ = _TrainIn.__doc__
 
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
-        if "method" not in data and data.get("base_model"):
-            data = {**data, "method": "lora"}
+        if "method" not in data:  # as the command line: a base model given means lora
+            data = {**data, "method": default_train_method(data.get("base_model", ""))}
         return super().validate(data)
 
 

@@ -7,12 +7,12 @@ from django.conf import settings
 
 from jobs.forms import TargetMixin, setting_field, target_choices
 from jobs.models import Job
+from training.defaults import default_train_method
 from training.train import (
     CLASSIFIER_FIELDS,
     LORA_FIELDS,
     METHODS,
     TrainParams,
-    default_train_method,
     job_train_start,
 )
 

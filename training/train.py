@@ -427,22 +427,6 @@ METHODS: dict[str, Method] = {
 }
 
 
-def gpu_present() -> bool:
-    """Whether this machine has a GPU to train on, without importing torch (the web process has
-    none): NSM_PARSER_DEVICE names CUDA, or the NVIDIA driver lists a GPU."""
-    if settings.NSM_PARSER_DEVICE.startswith("cuda"):
-        return True
-    gpus = Path("/proc/driver/nvidia/gpus")
-    return gpus.is_dir() and any(gpus.iterdir())
-
-
-def default_train_method() -> str:
-    """The method a train job gets when none is chosen: NSM_TRAIN_METHOD, else lora on a machine
-    with a GPU and the classifier elsewhere (a LoRA over a real model takes hours on a CPU; the
-    classifier, seconds)."""
-    return settings.NSM_TRAIN_METHOD or ("lora" if gpu_present() else "classifier")
-
-
 def _data_summary(manifest: dict[str, Any]) -> dict[str, Any]:
     keys = ("items", "records", "lines", "sources", "data_sha256", "rule_set_version", "scope")
     return {k: manifest.get(k) for k in keys}

@@ -9,8 +9,8 @@ from annotator.sampling import item_set_from_items
 from jobs.models import Job
 from registry.models import RegisteredParser
 from tests.registry.test_registry import train
+from training.defaults import default_train_method
 from training.forms import TrainForm
-from training.train import default_train_method
 
 
 @pytest.fixture

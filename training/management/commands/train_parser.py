@@ -16,7 +16,8 @@ from jobs.kinds import JobError
 from jobs.models import Job
 from jobs.progress import run_with_progress, scope_from_options
 from jobs.services import job_requeue, job_resume
-from training.train import LORA_FIELDS, METHODS, TRAIN, TrainParams, default_train_method, job_train_start
+from training.defaults import default_train_method
+from training.train import LORA_FIELDS, METHODS, TRAIN, TrainParams, job_train_start
 
 FIELDS = TrainParams.__dataclass_fields__
 #: the parameters declared with their bounds (jobs.kinds.setting): one option each, as declared
@@ -82,8 +83,7 @@ class Command(BaseCommand):
         parser.add_argument("--background", action="store_true", help="queue for the worker and return")
 
     def handle(self, *args, **options):
-        # a base model given means a LoRA over it; else the machine's default
-        options["method"] = options["method"] or ("lora" if options["base"] else default_train_method())
+        options["method"] = options["method"] or default_train_method(options["base"])
         try:
             if options["resume"]:
                 job = Job.objects.filter(pk=options["resume"], kind=TRAIN).first()
