@@ -57,6 +57,33 @@ def test_migrate_seed_and_log_in_on_a_fresh_postgresql_database(fresh_database):
     assert result.stdout.split() == ["postgresql", "200", "200"]
 
 
+# tests/app's modules that query the database through the app. The rest check the code, the
+# settings or processes of their own (layers, docs, the environment, requirements, the schema, the
+# date format, warm-up), the same on any database: run twice they cost this test a third of its time.
+APP_TESTS_THAT_READ_THE_DATABASE = [
+    f"tests/app/{name}.py"
+    for name in (
+        "test_api_errors", "test_database", "test_error_pages", "test_get_writes_nothing", "test_json_limits",
+        "test_links", "test_pages", "test_seed_demo",
+    )
+]  # fmt: skip
+
+
+APP_TESTS_THE_SAME_ON_ANY_DATABASE = [
+    f"tests/app/{name}.py"
+    for name in (
+        "test_api_docs", "test_env", "test_layers", "test_one_date_format", "test_raw_sql",
+        "test_requirements", "test_schema", "test_warm_start",
+    )
+]  # fmt: skip
+
+
+def test_each_app_test_module_is_placed_on_one_side():
+    """A new module in tests/app must be placed on one side: none leaves the PostgreSQL run quietly."""
+    modules = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests" / "app").glob("test_*.py"))
+    assert sorted(APP_TESTS_THAT_READ_THE_DATABASE + APP_TESTS_THE_SAME_ON_ANY_DATABASE) == modules
+
+
 def test_the_app_suites_pass_on_postgresql(postgres_admin_url):
     base = postgres_admin_url.rsplit("/", 1)[0]
     # pytest-django creates and drops test_<name> itself.
@@ -66,7 +93,7 @@ def test_the_app_suites_pass_on_postgresql(postgres_admin_url):
             sys.executable,
             "-m",
             "pytest",
-            "tests/app",
+            *APP_TESTS_THAT_READ_THE_DATABASE,
             "tests/annotator",
             "tests/jobs",
             "tests/predictions",
