@@ -37,7 +37,8 @@ def axe_source() -> str:
 
 def axe_violations(page) -> list[dict]:
     """The page's serious and critical violations, each with up to three of its elements."""
-    page.evaluate(axe_source())
+    if not page.evaluate("() => typeof axe !== 'undefined'"):  # once per page load
+        page.evaluate(axe_source())
     return [v for v in page.evaluate(RUN) if v["impact"] in BLOCKING]
 
 
