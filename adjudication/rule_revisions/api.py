@@ -149,7 +149,9 @@ class RuleSetActivate(_VersionView):
         request=None,
         responses={
             200: OpenApiTypes.OBJECT,
-            400: OpenApiResponse(description="the version cannot be activated: the reason"),
+            409: OpenApiResponse(
+                description="the version cannot be activated now (already active, or failing its suite)"
+            ),
         },
     )
     def post(self, request: Request, version: str) -> Response:

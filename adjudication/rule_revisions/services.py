@@ -48,6 +48,13 @@ class RevisionError(ValueError):
     api_status = 400
 
 
+class ActivationRefused(RevisionError):
+    """A version whose state forbids activating it (already active, failing its suite): the
+    request is well formed, the version refuses it (the API's 409)."""
+
+    api_status = 409
+
+
 def _rule_set(version: RuleSetVersion) -> nsmcore.RuleSet:
     return rule_set_from_document(version.document)
 
@@ -330,7 +337,7 @@ def revision_activate(
     process reads the new version once this commits. Rolling back is activating an earlier one."""
     ensure_initial_version()
     if why := blocker(version):
-        raise RevisionError(why)
+        raise ActivationRefused(why)
     rule_set = _rule_set(version)
     with transaction.atomic():
         previous = (
@@ -344,7 +351,7 @@ def revision_activate(
             .update(status=RuleSetVersion.Status.ACTIVE, decided_at=timezone.now())
         )
         if not claimed:
-            raise RevisionError(f"v{version.version} is already active")
+            raise ActivationRefused(f"v{version.version} is already active")
         rerouted, changed = reroute_gold(
             rule_set, user=user, why=f"rule set v{version.version} activated ({how})"
         )

@@ -172,8 +172,23 @@ def test_the_api_proposes_votes_and_activates(
     with django_capture_on_commit_callbacks(execute=True):
         back = client.post("/api/rule-sets/1/activate/")
     assert back.json() == {"version": "1", "status": "active", "rerouted": 4, "changed": 2}
+    # the request is well formed; the version's state refuses it: a conflict, not a bad request
+    activations = RuleSetActivation.objects.count()
     again = client.post("/api/rule-sets/1/activate/")
-    assert again.status_code == 400 and "v1 is already active" in again.json()["detail"]
+    assert again.status_code == 409 and "v1 is already active" in again.json()["detail"]
+    assert RuleSetActivation.objects.count() == activations
+
+
+def test_activating_a_failing_proposal_over_the_api_is_a_conflict(client, admin_user, adjudicator, gold):
+    client.force_login(adjudicator)
+    proposed = client.post(
+        "/api/rule-sets/", {"document": swapped("guilt", "shame")}, content_type="application/json"
+    )
+    assert proposed.status_code == 201 and proposed.json()["report"]["ok"] is False
+    client.force_login(admin_user)
+    refused = client.post("/api/rule-sets/2/activate/")
+    assert refused.status_code == 409 and "v2 fails the regression suite" in refused.json()["detail"]
+    assert RuleSetVersion.objects.get(status="active").version == "1"
 
 
 # The command -----------------------------------------------------------------------------------

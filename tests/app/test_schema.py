@@ -209,11 +209,11 @@ def test_the_packaged_rule_set_version_has_no_parent_nor_author_and_the_schema_a
 
 
 @pytest.mark.django_db
-def test_activating_the_active_version_is_a_documented_400(client, admin_user):
+def test_activating_the_active_version_is_a_documented_409(client, admin_user):
     client.force_login(admin_user)
     response = client.post("/api/rule-sets/1/activate/")
-    assert response.status_code == 400 and "detail" in response.json()
-    assert "400" in responses_of("/api/rule-sets/{version}/activate/", "post")
+    assert response.status_code == 409 and "detail" in response.json()
+    assert "409" in responses_of("/api/rule-sets/{version}/activate/", "post")
 
 
 @pytest.mark.django_db
