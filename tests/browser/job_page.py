@@ -12,11 +12,11 @@ JOB_DONE_SECONDS = 600
 def wait_until_done(page) -> set[tuple[int, int]]:
     """Until the job page says done: every (value, max) the progress bar showed meanwhile."""
     bar = page.locator("#job-progress")
-    done = page.locator("#job-status[data-status=done]")
     seen: set[tuple[int, int]] = set()
     deadline = time.monotonic() + JOB_DONE_SECONDS
-    while not done.count():
-        status = page.locator("#job-status").get_attribute("data-status")
+    # one read of the status per turn: the page swaps it in between two reads (it once read
+    # "not done yet", then "done", and failed as if the job had ended otherwise)
+    while (status := page.locator("#job-status").get_attribute("data-status")) != "done":
         assert status in ("queued", "running"), f"the job ended {status}, not done"
         assert time.monotonic() < deadline, f"not done in {JOB_DONE_SECONDS} s; the bar showed {sorted(seen)}"
         seen.add((int(bar.get_attribute("value") or 0), int(bar.get_attribute("max") or 0)))
