@@ -179,6 +179,7 @@ AnnotationIn = type(
         "time_spent_ms": serializers.IntegerField(
             min_value=0, max_value=TIME_SPENT_MAX_MS, required=False, default=0
         ),
+        "refuses_unknown_fields": True,  # the view answers an unknown field with a 400 naming it
     },
 )
 ACCEPTED = {*SLOT_FIELDS, "residue", "notes", "flags", "base_version", "time_spent_ms"}

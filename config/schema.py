@@ -68,6 +68,29 @@ def _leaves(permission: Any) -> Iterator[Any]:
 
 
 class AutoSchema(SpectacularAutoSchema):
+    def _get_serializer_name(self, serializer: Any, direction: str, bypass_extensions: bool = False) -> str:
+        """With request components split from responses (COMPONENT_SPLIT_REQUEST), the request's
+        is named ``...Request``; a serializer named ``...In`` is only ever a request, and keeps
+        the name clients know it by."""
+        name = super()._get_serializer_name(serializer, direction, bypass_extensions)
+        return name.removesuffix("Request") if name.endswith("InRequest") else name
+
+    def _map_basic_serializer(self, serializer: Any, direction: str) -> dict[str, Any]:
+        """A request serializer that refuses a field it does not name (``refuses_unknown_fields``)
+        says so: ``additionalProperties: false``."""
+        schema = super()._map_basic_serializer(serializer, direction)
+        if direction == "request" and getattr(serializer, "refuses_unknown_fields", False):
+            schema["additionalProperties"] = False
+        return schema
+
+    def map_parsers(self) -> list[str]:
+        """The media types a request body is documented in: JSON wherever a view reads it. Such
+        views read a browser's form posts too (DRF's default parsers), but a form cannot carry a
+        JSON body's null or nested values, so the schema names only JSON; an upload, which reads
+        only multipart form data, names that."""
+        media_types = super().map_parsers()
+        return ["application/json"] if "application/json" in media_types else media_types
+
     def _get_response_bodies(self, direction: str = "response") -> dict[str, Any]:
         responses = super()._get_response_bodies(direction)
         if direction != "response":  # a callback's request: not ours to answer

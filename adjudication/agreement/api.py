@@ -67,7 +67,7 @@ class ConflictList(RoundView):
             OpenApiParameter("a", str, description="a value of the slot"),
             OpenApiParameter("b", str, description="a value of the slot"),
             OpenApiParameter("q", str, description=SEARCH_HELP),
-            OpenApiParameter("page", int, description="from 1"),
+            OpenApiParameter("page", {"type": "integer", "minimum": 1}, description="from 1"),
         ],
         responses={
             200: OpenApiTypes.OBJECT,
@@ -99,7 +99,10 @@ class ConflictList(RoundView):
 
 class Flows(RoundView):
     @extend_schema(
-        parameters=[OpenApiParameter("a", str), OpenApiParameter("b", str)],
+        parameters=[
+            OpenApiParameter("a", str, description="a pass of the round (empty: its first)"),
+            OpenApiParameter("b", str, description="another pass (empty: its second)"),
+        ],
         responses={
             200: OpenApiTypes.OBJECT,
             400: OpenApiResponse(description="not two different passes of the round: its passes are listed"),
@@ -108,8 +111,9 @@ class Flows(RoundView):
     def get(self, request: Request, round_id: int) -> Response:
         passes = {p.key: p for p in passes_for(self.round(round_id))}
         keys = list(passes)
-        a = passes.get(request.query_params.get("a", keys[0] if keys else ""))
-        b = passes.get(request.query_params.get("b", keys[1] if len(keys) > 1 else ""))
+        # an empty a or b is one not given, as on the page's form: the round's first two passes
+        a = passes.get(request.query_params.get("a") or (keys[0] if keys else ""))
+        b = passes.get(request.query_params.get("b") or (keys[1] if len(keys) > 1 else ""))
         if a is None or b is None:
             return Response({"detail": "choose two passes", "passes": keys}, status=400)
         if a == b:

@@ -14,6 +14,8 @@ from rest_framework.response import Response
 
 from adjudication.agreement.api import RoundView
 from adjudication.evaluation.figures import (
+    DEFAULT_ORDERS,
+    MAX_ORDERS,
     PARSER,
     EvaluationRequestError,
     PassEvaluation,
@@ -49,11 +51,19 @@ class Evaluation(RoundView):
                 description="a parser pass's parser_vs_gold on this item set (default: the round's)",
             ),
             OpenApiParameter(
-                "orders", int, description="random priority orders (default 1000, at most 5000)"
+                "orders",
+                {"type": "integer", "minimum": 0, "maximum": MAX_ORDERS},
+                description=f"random priority orders (default {DEFAULT_ORDERS}, at most {MAX_ORDERS})",
             ),
-            OpenApiParameter("seed", int),
-            OpenApiParameter("swap", str, many=True, description="a:b (default guilt:shame)"),
-            OpenApiParameter("decay", float, description="priority-decay base in (0, 1]"),
+            OpenApiParameter("seed", {"type": "integer", "minimum": 0, "maximum": 2**32 - 1}),
+            OpenApiParameter(
+                "swap", str, many=True, description="a:b, two different emotions (default guilt:shame)"
+            ),
+            OpenApiParameter(
+                "decay",
+                {"type": "number", "minimum": 0, "exclusiveMinimum": True, "maximum": 1},
+                description="priority-decay base in (0, 1]",
+            ),
         ],
         responses={
             200: OpenApiTypes.OBJECT,

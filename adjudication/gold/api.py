@@ -12,10 +12,10 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 
 from adjudication.api_common import (
     ID_RANGE,
@@ -234,7 +234,7 @@ class GoldList(_View):
             .annotate(changes_count=Count("changes", distinct=True))
             .order_by("item__source_id", "pk")
         )
-        pages = PageNumberPagination()
+        pages = api_settings.DEFAULT_PAGINATION_CLASS()  # the API's pages (config.pagination)
         page = pages.paginate_queryset(shown, request, view=self)
         doc = {
             "count": pages.page.paginator.count,
