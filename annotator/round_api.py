@@ -29,6 +29,7 @@ from annotator.admin_api import (
     _progress,
     _refuse,
 )
+from annotator.api_fields import JsonBooleanField
 from annotator.models import ItemSet, Round
 from annotator.round_selectors import (
     annotator_choices,
@@ -103,11 +104,11 @@ class RoundOptionsIn(serializers.Serializer):
     text_field = TextFieldField(choices=TEXT_FIELDS, default=Round.TEXT_MASKED)
     annotators_per_item = serializers.IntegerField(min_value=1, max_value=SMALL_INT, default=2)
     pass_kind = serializers.ChoiceField(choices=Round.PassKind.choices, default=Round.PassKind.HUMAN)
-    show_routed_label = serializers.BooleanField(default=False)
+    show_routed_label = JsonBooleanField(default=False)
     prefill_parser = serializers.CharField(
         max_length=300, required=False, allow_blank=True, default="", help_text="prefilled rounds"
     )
-    allow_prefill_overlap = serializers.BooleanField(
+    allow_prefill_overlap = JsonBooleanField(
         default=False, help_text="create a blind round even over items its annotators saw prefilled"
     )
 

@@ -17,6 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotator.api_fields import JsonBooleanField
 from annotator.models import ItemSet, Round
 from annotator.roles import ADMIN, HasRole
 from jobs.filters import JobFilter
@@ -130,7 +131,7 @@ def serializer_field(field: forms.Field) -> serializers.Field:
         )
     common: dict[str, Any] = {"required": False, "help_text": help_text}
     if isinstance(field, forms.BooleanField):
-        return serializers.BooleanField(**common)
+        return JsonBooleanField(**common)
     if isinstance(field, forms.FloatField):  # before IntegerField: a FloatField is one
         return serializers.FloatField(min_value=field.min_value, max_value=field.max_value, **common)
     if isinstance(field, forms.IntegerField):

@@ -15,8 +15,16 @@ def kind_choices() -> list[tuple[str, str]]:
     return [(name, kind.label) for name, kind in sorted(KINDS.items())]
 
 
+class RegisteredKinds:
+    """The registered kinds, read each time they are gone through: when a request's filter form is
+    built, and when the schema lists them (drf-spectacular lists no choices given as a function)."""
+
+    def __iter__(self):
+        return iter(kind_choices())
+
+
 class JobFilter(django_filters.FilterSet):
-    kind = django_filters.ChoiceFilter(choices=kind_choices, help_text="a registered kind of job")
+    kind = django_filters.ChoiceFilter(choices=RegisteredKinds(), help_text="a registered kind of job")
     status = django_filters.ChoiceFilter(choices=Job.Status.choices)
     round = django_filters.ModelChoiceFilter(queryset=Round.objects.all(), help_text="a round's id")
 

@@ -12,6 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotator.api_fields import JsonBooleanField
 from annotator.models import ItemSet, Round
 from jobs.api import (
     BAD,
@@ -40,7 +41,7 @@ class PrefillIn(serializers.Serializer):
     )  # fmt: skip
     mode = serializers.ChoiceField(choices=MODES, required=False)
     text_field = serializers.ChoiceField(choices=[f for f, _ in Round.TEXT_FIELDS], required=False)
-    overwrite = serializers.BooleanField(required=False, default=False)
+    overwrite = JsonBooleanField(required=False, default=False)
 
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
         if "adapter" in self.initial_data:  # a folder on the server: never taken over the API

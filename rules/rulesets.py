@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any
 
 from django.conf import settings
@@ -23,6 +24,8 @@ from nsmcore.regression import run_suite
 from rules.models import RuleSetActivation, RuleSetVersion
 
 ACTIVE_KEY = "nsm:rules:active"
+#: a version's name: up to 32 ASCII letters, digits, '.', '-' or '_' (it goes into URLs and file names)
+VERSION_NAME = r"^[A-Za-z0-9._-]{1,32}$"
 
 
 def rules_hash(rule_set: nsmcore.RuleSet) -> str:
@@ -99,7 +102,7 @@ def proposed_rule_set(document: Any, version: str) -> nsmcore.RuleSet:
     if not isinstance(document, dict):
         raise RuleSetError("a rule set file is a JSON object with 'version' and 'rules'")
     version = version.strip()
-    if not version or len(version) > 32 or not all(c.isalnum() or c in ".-_" for c in version):
+    if not re.fullmatch(VERSION_NAME, version):
         raise RuleSetError(
             f"version {version!r}: use up to 32 letters, digits, '.', '-' or '_' (e.g. 2 or 2.1)"
         )

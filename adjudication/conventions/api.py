@@ -44,13 +44,14 @@ from adjudication.gold.services import (
     convention_withdraw,
 )
 from adjudication.models import Convention
+from annotator.api_fields import JsonBooleanField
 from annotator.models import Round
 from nsmcore.schema import SLOT_BY_NAME, SLOT_NAMES
 
 
 class ConventionVoteOut(serializers.Serializer):
     adjudicator = serializers.CharField(source="adjudicator.username")
-    approve = serializers.BooleanField()
+    approve = JsonBooleanField()
     comment = serializers.CharField()
     created_at = serializers.DateTimeField()
 

@@ -23,10 +23,11 @@ from adjudication.rule_revisions.services import (
     revision_propose,
     revision_vote,
 )
+from annotator.api_fields import JsonBooleanField
 from annotator.roles import ADJUDICATOR, ADMIN, HasRole
 from nsmcore.mapper import RuleSetError
 from rules.models import RuleSetActivation, RuleSetVersion
-from rules.rulesets import ensure_initial_version
+from rules.rulesets import VERSION_NAME, ensure_initial_version
 
 IsAdjudicatorOrAdmin = HasRole(ADJUDICATOR, ADMIN, message="rule revisions are for adjudicators and admins")
 IsAdjudicator = HasRole(ADJUDICATOR, message="only adjudicators vote on rule revisions")
@@ -55,13 +56,16 @@ class VersionOut(serializers.ModelSerializer):
 
 class ProposeIn(serializers.Serializer):
     document = serializers.JSONField(help_text="the rule set, in the v1.json format")
-    version = serializers.CharField(required=False, allow_blank=True, max_length=32, default="")
+    version = serializers.RegexField(
+        VERSION_NAME, required=False, allow_blank=True, max_length=32, default="",
+        trim_whitespace=False, help_text="empty: the next number",
+    )  # fmt: skip
     note = serializers.CharField(required=False, allow_blank=True, max_length=5000, default="")
     pilot_item_set = serializers.CharField(required=False, allow_blank=True, max_length=100, default="")
 
 
 class VoteIn(serializers.Serializer):
-    approve = serializers.BooleanField()
+    approve = JsonBooleanField()
     comment = serializers.CharField(required=False, allow_blank=True, max_length=2000, default="")
 
 
@@ -92,7 +96,13 @@ class RuleSetList(APIView):
         rows = RuleSetVersion.objects.select_related("created_by", "parent")
         return Response(VersionOut(rows, many=True).data)
 
-    @extend_schema(request=ProposeIn, responses={201: OpenApiTypes.OBJECT})
+    @extend_schema(
+        request=ProposeIn,
+        responses={
+            201: OpenApiTypes.OBJECT,
+            409: OpenApiResponse(description="a version of that name, or with these rules, is stored"),
+        },
+    )
     def post(self, request: Request) -> Response:
         data = ProposeIn(data=request.data)
         if not data.is_valid():
@@ -132,7 +142,13 @@ class RuleSetDetail(_VersionView):
 class RuleSetVoteView(_VersionView):
     permission_classes = [IsAuthenticated & IsAdjudicator]
 
-    @extend_schema(request=VoteIn, responses={200: VersionOut})
+    @extend_schema(
+        request=VoteIn,
+        responses={
+            200: VersionOut,
+            409: OpenApiResponse(description="the version is no longer proposed, or you have voted on it"),
+        },
+    )
     def post(self, request: Request, version: str) -> Response:
         row = self.version(version)
         data = VoteIn(data=request.data)

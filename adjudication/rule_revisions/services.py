@@ -48,6 +48,20 @@ class RevisionError(ValueError):
     api_status = 400
 
 
+class AlreadyStored(RevisionError):
+    """A proposal whose name or rules are already stored: the request is well formed, what is
+    stored refuses it (the API's 409)."""
+
+    api_status = 409
+
+
+class AlreadyDecided(RevisionError):
+    """A vote on a version no longer proposed, or a second vote: the version's state, or the
+    vote already cast, refuses it (the API's 409)."""
+
+    api_status = 409
+
+
 class ActivationRefused(RevisionError):
     """A version whose state forbids activating it (already active, failing its suite): the
     request is well formed, the version refuses it (the API's 409)."""
@@ -239,11 +253,11 @@ def revision_propose(
     name = version.strip() or next_version_name()
     rule_set = proposed_rule_set(document, name)
     if RuleSetVersion.objects.filter(version=name).exists():
-        raise RevisionError(f"version {name!r} already exists: choose another name")
+        raise AlreadyStored(f"version {name!r} already exists: choose another name")
     digest = rules_hash(rule_set)
     same = RuleSetVersion.objects.filter(content_hash=digest).first()
     if same is not None:
-        raise RevisionError(
+        raise AlreadyStored(
             f"these rules are identical to v{same.version} ({same.status}): nothing to propose"
         )
     old = _rule_set(active) if active else rule_set
@@ -255,7 +269,7 @@ def revision_propose(
                 note=note.strip(), created_by=user, report=as_json(report),
             )  # fmt: skip
     except IntegrityError:  # a concurrent proposal took the name or the content first
-        raise RevisionError(f"version {name!r} or identical rules were just proposed: reload") from None
+        raise AlreadyStored(f"version {name!r} or identical rules were just proposed: reload") from None
 
 
 def as_json(value: Any) -> Any:
@@ -273,7 +287,7 @@ def revision_vote(*, user, version: RuleSetVersion, approve: bool, comment: str 
     """One vote per adjudicator and ballot; at the quorum the version is activated or rejected
     (the acceptance rule of conventions)."""
     if version.status != RuleSetVersion.Status.PROPOSED:
-        raise RevisionError(f"v{version.version} is {version.status}; only a proposed version takes votes")
+        raise AlreadyDecided(f"v{version.version} is {version.status}; only a proposed version takes votes")
     if approve and (why := blocker(version)):
         raise RevisionError(why)
     try:
@@ -286,7 +300,7 @@ def revision_vote(*, user, version: RuleSetVersion, approve: bool, comment: str 
                 comment=comment.strip(),
             )
     except IntegrityError:
-        raise RevisionError(f"{user.username} has already voted on v{version.version}") from None
+        raise AlreadyDecided(f"{user.username} has already voted on v{version.version}") from None
     counts = version.votes.filter(ballot=version.ballot).aggregate(
         n=Count("id"), yes=Count("id", filter=Q(approve=True))
     )
