@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from django.core.validators import ProhibitNullCharactersValidator, RegexValidator
 from django.http import HttpRequest
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 from drf_spectacular.plumbing import ResolvedComponent
@@ -54,6 +55,8 @@ VALIDATION_ERROR = {
 }
 
 UNSAFE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
+#: any text without a NUL character
+NO_NUL = "^[^\\x00]*$"
 
 
 def _leaves(permission: Any) -> Iterator[Any]:
@@ -81,6 +84,19 @@ class AutoSchema(SpectacularAutoSchema):
         schema = super()._map_basic_serializer(serializer, direction)
         if direction == "request" and getattr(serializer, "refuses_unknown_fields", False):
             schema["additionalProperties"] = False
+        return schema
+
+    def _map_serializer_field(
+        self, field: Any, direction: str, bypass_extensions: bool = False
+    ) -> dict[str, Any]:
+        """A request's text field refuses a NUL character (DRF's ProhibitNullCharactersValidator,
+        and PostgreSQL could not store one): its schema says so with a pattern, unless it has a
+        pattern of its own (a RegexField's, which drf-spectacular adds later)."""
+        schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        validators = [type(v) for v in field.validators]
+        refuses_nul = ProhibitNullCharactersValidator in validators and RegexValidator not in validators
+        if direction == "request" and refuses_nul and schema.get("type") == "string":
+            schema = {"pattern": NO_NUL, **schema}
         return schema
 
     def map_parsers(self) -> list[str]:

@@ -37,13 +37,28 @@ class RoundView(APIView):
         return get_object_or_404(Round, pk=round_id)
 
 
+INTENSITY_LEVELS = ("nominal", "ordinal")
+
+
 class Agreement(RoundView):
     @extend_schema(
-        parameters=[OpenApiParameter("intensity", str, enum=["nominal", "ordinal"])],
-        responses={200: OpenApiTypes.OBJECT},
+        parameters=[
+            OpenApiParameter(
+                "intensity",
+                str,
+                enum=list(INTENSITY_LEVELS),
+                description="intensity's level (default nominal)",
+            )
+        ],
+        responses={200: OpenApiTypes.OBJECT, 400: OpenApiResponse(description="an unknown level")},
     )
     def get(self, request: Request, round_id: int) -> Response:
-        levels = {"intensity": "ordinal"} if request.query_params.get("intensity") == "ordinal" else {}
+        level = request.query_params.get("intensity", "nominal")
+        if level not in INTENSITY_LEVELS:
+            return Response(
+                {"intensity": [f"{level!r} is not a level; levels: nominal, ordinal"]}, status=400
+            )
+        levels = {"intensity": level} if level == "ordinal" else {}
         analysis = round_analysis(self.round(round_id), levels=levels)
         found = analysis.conflicts
         return Response(
@@ -63,7 +78,7 @@ class Agreement(RoundView):
 class ConflictList(RoundView):
     @extend_schema(
         parameters=[
-            OpenApiParameter("slot", str, enum=list(SLOT_NAMES)),
+            OpenApiParameter("slot", str, enum=["", *SLOT_NAMES], description="empty: any slot"),
             OpenApiParameter("a", str, description="a value of the slot"),
             OpenApiParameter("b", str, description="a value of the slot"),
             OpenApiParameter("q", str, description=SEARCH_HELP),

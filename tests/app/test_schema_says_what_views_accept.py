@@ -126,3 +126,29 @@ def test_a_vote_the_version_no_longer_takes_is_a_conflict(client, adjudicator, o
 
 def test_the_annotation_body_says_it_takes_no_other_field():
     assert generated()["components"]["schemas"]["AnnotationIn"]["additionalProperties"] is False
+
+
+def test_agreement_refuses_an_unknown_intensity_level(client, adjudicator, submitted):
+    client.force_login(adjudicator)
+    url = f"/api/rounds/{submitted.pk}/agreement/"
+    for level in ("", "interval"):
+        refused = client.get(url, {"intensity": level})
+        assert refused.status_code == 400 and "intensity" in refused.json(), level
+    assert client.get(url, {"intensity": "ordinal"}).status_code == 200
+    assert parameter("/api/rounds/{round_id}/agreement/", "get", "intensity")["schema"]["enum"] == [
+        "nominal",
+        "ordinal",
+    ]
+
+
+def test_an_empty_conflict_slot_is_any_slot_as_the_schema_says(client, adjudicator, submitted):
+    assert parameter("/api/rounds/{round_id}/conflicts/", "get", "slot")["schema"]["enum"][0] == ""
+    client.force_login(adjudicator)
+    url = f"/api/rounds/{submitted.pk}/conflicts/"
+    assert client.get(url, {"slot": ""}).json()["count"] == client.get(url).json()["count"] > 0
+
+
+def test_a_text_field_says_it_takes_no_nul_character():
+    schemas = generated()["components"]["schemas"]
+    assert schemas["AnnotationIn"]["properties"]["notes"]["oneOf"][0]["pattern"] == "^[^\\x00]*$"
+    assert schemas["ItemSetIn"]["properties"]["name"]["pattern"] == "^[^\\x00]*$"
