@@ -22,6 +22,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
+from annotator.api_fields import printable
 from annotator.filters import MAX_ID
 from annotator.models import Round
 from annotator.roles import ADJUDICATOR, ADMIN, HasRole, user_roles
@@ -57,15 +58,6 @@ class _View(APIView):
 # Strict input fields: JSON's types as the schema states them ---------------------------------------
 
 
-def _printable(text: str) -> str:
-    """Text safe to echo in a JSON answer: a lone surrogate cannot be encoded as UTF-8."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return ascii(text)[1:-1]
-    return text
-
-
 # the forms' and the services' wording, so that a script reads what a person would
 RULE_MISSING = "write the convention in words: it joins the guidelines"
 REVISION_MISSING = "write the revised convention in words"
@@ -80,38 +72,6 @@ def _written(message: str) -> dict[str, Any]:
         "error_messages": {"required": message, "blank": message},
         "validators": [RegexValidator(r"\S", message=message)],
     }
-
-
-class Text(serializers.CharField):
-    """A JSON string and nothing else (DRF's CharField would take 12 as "12"); a lone surrogate is
-    refused by name, since no database stores it."""
-
-    default_error_messages = {"surrogate": "contains a lone surrogate, not text"}
-
-    def to_internal_value(self, data: Any) -> str:
-        if not isinstance(data, str):
-            self.fail("invalid")
-        if _printable(data) != data:
-            self.fail("surrogate")
-        return super().to_internal_value(data)
-
-
-class Flag(serializers.BooleanField):
-    """true or false, not "yes", 1 or "true"."""
-
-    def to_internal_value(self, data: Any) -> bool:
-        if not isinstance(data, bool):
-            self.fail("invalid")
-        return data
-
-
-class Whole(serializers.IntegerField):
-    """A JSON integer, not "12", 12.0 or true."""
-
-    def to_internal_value(self, data: Any) -> int:
-        if isinstance(data, bool) or not isinstance(data, int):
-            self.fail("invalid")
-        return super().to_internal_value(data)
 
 
 class RoundRef(serializers.PrimaryKeyRelatedField):
@@ -149,9 +109,9 @@ class SlotValues(serializers.Field):
         for name, value in data.items():
             slot = SLOT_BY_NAME.get(name)
             if slot is None:
-                problems[_printable(name)] = f"unknown slot; slots: {', '.join(SLOT_NAMES)}"
+                problems[printable(name)] = f"unknown slot; slots: {', '.join(SLOT_NAMES)}"
             elif not isinstance(value, str) or value not in slot.values:
-                shown = _printable(value) if isinstance(value, str) else value
+                shown = printable(value) if isinstance(value, str) else value
                 problems[name] = f"{shown!r} is not an allowed value; allowed: {', '.join(slot.values)}"
         if problems:
             raise serializers.ValidationError(problems)

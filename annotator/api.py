@@ -13,6 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotator.api_fields import printable
 from annotator.filters import AssignmentFilter, ItemFilter
 from annotator.models import FLAGS, SLOT_FIELDS, Annotation, AnnotationRevision, Assignment, Item
 from annotator.roles import ADJUDICATOR, ADMIN, HasRole, IsMember
@@ -199,15 +200,6 @@ def _whole(value: Any) -> Any:
     return value
 
 
-def _printable(name: str) -> str:
-    """A field name safe to echo back in a JSON answer (a lone surrogate cannot be encoded)."""
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return ascii(name)[1:-1]
-    return name
-
-
 class AnnotationSubmit(APIView):
     permission_classes = [IsMember]
 
@@ -224,7 +216,7 @@ class AnnotationSubmit(APIView):
         if not hasattr(request.data, "keys"):
             return Response({"detail": "expected a JSON object"}, status=status.HTTP_400_BAD_REQUEST)
         data = _values(request.data)
-        unknown = sorted(_printable(k) for k in set(data) - ACCEPTED)
+        unknown = sorted(printable(k) for k in set(data) - ACCEPTED)
         if unknown:
             return Response(
                 {k: {"message": "unknown field"} for k in unknown}, status=status.HTTP_400_BAD_REQUEST

@@ -13,6 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotator.admin_api import BAD, CONFLICT, NO_CREDENTIALS, NOT_ADMIN, AdminApi, Refused, _conflict
+from annotator.api_fields import Text
 from annotator.import_staging import MAX_UPLOAD
 from annotator.imports import (
     FORMATS,
@@ -33,16 +34,16 @@ class ImportIn(RoundOptionsIn):
     format = serializers.ChoiceField(
         choices=FORMATS, required=False, allow_blank=True, help_text="empty: from the file name"
     )
-    source = serializers.CharField(
+    source = Text(
         max_length=64, required=False, allow_blank=True,
         help_text="empty: crowd-enVent for a crowd-enVent TSV, the file's name for JSONL or CSV",
     )  # fmt: skip
-    item_set = serializers.CharField(
+    item_set = Text(
         max_length=100, required=False, allow_blank=True,
         help_text="make an item set of every row of the file, in file order, with this name",
     )  # fmt: skip
     tier = serializers.ChoiceField(choices=ItemSet.Tier.choices, default=ItemSet.Tier.OTHER)
-    round = serializers.CharField(
+    round = Text(
         max_length=100, required=False, allow_blank=True,
         help_text="create a round of this name over the item set (named after the round if not given)",
     )  # fmt: skip

@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotator.admin_api import BAD, CONFLICT, NO_CREDENTIALS, NO_PAGE, NOT_ADMIN, NOT_FOUND, AdminApi, _link
+from annotator.api_fields import Text
 from annotator.models import ItemSet
 from annotator.sampling import item_set_draw, item_set_of_ids
 
@@ -24,7 +25,7 @@ class ItemSetIn(serializers.Serializer):
     """Either ``item_ids`` (the set, in that order) or a draw as the item-sets page makes it:
     ``seed`` with ``per_stratum`` (items per reference label) or ``size``."""
 
-    name = serializers.CharField(max_length=100)
+    name = Text(max_length=100)
     tier = serializers.ChoiceField(choices=ItemSet.Tier.choices, default=ItemSet.Tier.OTHER)
     item_ids = serializers.ListField(
         child=serializers.IntegerField(min_value=1, max_value=BIGINT), required=False, allow_empty=False
@@ -35,7 +36,7 @@ class ItemSetIn(serializers.Serializer):
     disjoint_from = serializers.PrimaryKeyRelatedField(
         queryset=ItemSet.objects.all(), required=False, allow_null=True, help_text="held-out set to avoid"
     )
-    source = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
+    source = Text(max_length=64, required=False, allow_blank=True, default="")
 
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
         draw = {k for k in ("seed", "per_stratum", "size", "disjoint_from") if data.get(k) is not None}

@@ -29,7 +29,7 @@ from annotator.admin_api import (
     _progress,
     _refuse,
 )
-from annotator.api_fields import JsonBooleanField
+from annotator.api_fields import Flag, Text
 from annotator.models import ItemSet, Round
 from annotator.round_selectors import (
     annotator_choices,
@@ -67,11 +67,23 @@ class TextFieldField(serializers.ChoiceField):
     pass
 
 
+@extend_schema_field(
+    {"oneOf": [{"type": "string", "minLength": 1, "maxLength": 150}, {"type": "integer", "minimum": 1}]}
+)
+class AnnotatorRef(serializers.CharField):
+    """An annotator by username, or by id: a JSON integer is an id, as the docs promise."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if isinstance(data, bool) or not isinstance(data, (str, int)):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class AnnotatorsField(serializers.ListField):
     """Usernames or ids of active annotators, repeated or comma-separated (usernames hold no
     comma). Resolved to users in the order given."""
 
-    child = serializers.CharField(max_length=150)
+    child = AnnotatorRef(max_length=150)
 
     def to_internal_value(self, data: Any) -> list[User]:
         if isinstance(data, str):
@@ -104,17 +116,17 @@ class RoundOptionsIn(serializers.Serializer):
     text_field = TextFieldField(choices=TEXT_FIELDS, default=Round.TEXT_MASKED)
     annotators_per_item = serializers.IntegerField(min_value=1, max_value=SMALL_INT, default=2)
     pass_kind = serializers.ChoiceField(choices=Round.PassKind.choices, default=Round.PassKind.HUMAN)
-    show_routed_label = JsonBooleanField(default=False)
-    prefill_parser = serializers.CharField(
+    show_routed_label = Flag(default=False)
+    prefill_parser = Text(
         max_length=300, required=False, allow_blank=True, default="", help_text="prefilled rounds"
     )
-    allow_prefill_overlap = JsonBooleanField(
+    allow_prefill_overlap = Flag(
         default=False, help_text="create a blind round even over items its annotators saw prefilled"
     )
 
 
 class RoundIn(RoundOptionsIn):
-    name = serializers.CharField(max_length=100)
+    name = Text(max_length=100)
     item_set = serializers.PrimaryKeyRelatedField(queryset=ItemSet.objects.all(), help_text="item set id")
 
 
@@ -266,7 +278,7 @@ class RoundDetail(AdminApi):
 
 
 class PoolAddIn(serializers.Serializer):
-    annotator = serializers.CharField(max_length=150, help_text="username or id of an active annotator")
+    annotator = AnnotatorRef(max_length=150, help_text="username or id of an active annotator")
 
 
 def _pool_answer(request: Request, round_: Round, change: Any) -> Response:

@@ -99,6 +99,20 @@ class AutoSchema(SpectacularAutoSchema):
             schema = {"pattern": NO_NUL, **schema}
         return schema
 
+    def _get_filter_parameters(self) -> list[dict[str, Any]]:
+        """A list's filters (django-filter) read an empty value as no filter, and refuse a NUL
+        character in text (Django's form fields): their schemas say both."""
+        parameters = super()._get_filter_parameters()
+        for parameter in parameters:
+            schema = parameter.get("schema", {})
+            if "enum" in schema and "" not in schema["enum"]:
+                schema["enum"] = ["", *schema["enum"]]
+            elif schema.get("type") == "integer":
+                parameter["schema"] = {"oneOf": [schema, {"type": "string", "maxLength": 0}]}
+            elif schema.get("type") == "string" and "pattern" not in schema:
+                schema["pattern"] = NO_NUL
+        return parameters
+
     def map_parsers(self) -> list[str]:
         """The media types a request body is documented in: JSON wherever a view reads it. Such
         views read a browser's form posts too (DRF's default parsers), but a form cannot carry a

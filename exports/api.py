@@ -12,7 +12,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from annotator.api_fields import JsonBooleanField
+from annotator.api_fields import Flag
 from exports.downloads import CONTENT_TYPES, export_file_response
 from exports.filters import ExportFilter
 from exports.forms import ExportForm, RawExportForm
@@ -28,9 +28,7 @@ ExportIn = form_in(
     ExportForm,
     # true when left out, even where the page starts the box unticked for want of a model: a
     # client that asks for nothing gets the verified export, or a 400 naming NSM_VERIFIER_MODEL
-    verify=JsonBooleanField(
-        required=False, default=True, help_text="check every line with the NLI model (default true)"
-    ),
+    verify=Flag(required=False, default=True, help_text="check every line with the NLI model (default true)"),
 )
 RawExportIn = form_in(RawExportForm)
 

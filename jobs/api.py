@@ -17,7 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotator.api_fields import JsonBooleanField
+from annotator.api_fields import Flag, Text
 from annotator.models import ItemSet, Round
 from annotator.roles import ADMIN, HasRole
 from jobs.filters import JobFilter
@@ -131,14 +131,14 @@ def serializer_field(field: forms.Field) -> serializers.Field:
         )
     common: dict[str, Any] = {"required": False, "help_text": help_text}
     if isinstance(field, forms.BooleanField):
-        return JsonBooleanField(**common)
+        return Flag(**common)
     if isinstance(field, forms.FloatField):  # before IntegerField: a FloatField is one
         return serializers.FloatField(min_value=field.min_value, max_value=field.max_value, **common)
     if isinstance(field, forms.IntegerField):
         return serializers.IntegerField(min_value=field.min_value, max_value=field.max_value, **common)
     if isinstance(field, forms.ChoiceField):
         return serializers.ChoiceField(choices=[value for value, _ in field.choices], **common)
-    return serializers.CharField(allow_blank=True, max_length=field.max_length, **common)
+    return Text(allow_blank=True, max_length=field.max_length, **common)
 
 
 def form_in(

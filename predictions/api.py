@@ -12,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotator.api_fields import JsonBooleanField
+from annotator.api_fields import Flag, Text
 from annotator.models import ItemSet, Round
 from jobs.api import (
     BAD,
@@ -34,14 +34,14 @@ class PrefillIn(serializers.Serializer):
     item_set = serializers.PrimaryKeyRelatedField(queryset=ItemSet.objects.all(), required=False)
     round = serializers.PrimaryKeyRelatedField(queryset=Round.objects.all(), required=False)
     backend = serializers.ChoiceField(choices=BACKENDS, required=False)
-    model = serializers.CharField(
+    model = Text(
         required=False, allow_blank=True, max_length=250,
         help_text="a registered parser's name (NAME or NAME@VERSION), or a hub or server model name; never "
         "a folder on the server (empty: the setting)",
     )  # fmt: skip
     mode = serializers.ChoiceField(choices=MODES, required=False)
     text_field = serializers.ChoiceField(choices=[f for f, _ in Round.TEXT_FIELDS], required=False)
-    overwrite = JsonBooleanField(required=False, default=False)
+    overwrite = Flag(required=False, default=False)
 
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
         if "adapter" in self.initial_data:  # a folder on the server: never taken over the API

@@ -22,10 +22,8 @@ from adjudication.api_common import (
     ID_RANGE,
     REVISION_MISSING,
     RULE_MISSING,
-    Flag,
     ReadsForAdjudicatorsAndAdmins,
     RoundRef,
-    Text,
     _errors,
     _invalid,
     _View,
@@ -44,14 +42,14 @@ from adjudication.gold.services import (
     convention_withdraw,
 )
 from adjudication.models import Convention
-from annotator.api_fields import JsonBooleanField
+from annotator.api_fields import Flag, Text
 from annotator.models import Round
 from nsmcore.schema import SLOT_BY_NAME, SLOT_NAMES
 
 
 class ConventionVoteOut(serializers.Serializer):
     adjudicator = serializers.CharField(source="adjudicator.username")
-    approve = JsonBooleanField()
+    approve = serializers.BooleanField()
     comment = serializers.CharField()
     created_at = serializers.DateTimeField()
 

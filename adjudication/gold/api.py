@@ -24,8 +24,6 @@ from adjudication.api_common import (
     SlotsOut,
     SlotValues,
     StaleOut,
-    Text,
-    Whole,
     _errors,
     _invalid,
     _View,
@@ -45,6 +43,7 @@ from adjudication.gold.services import (
     gold_version,
 )
 from adjudication.models import GoldConstrual, GoldItem
+from annotator.api_fields import Text, Whole
 from annotator.models import Annotation, Round
 from annotator.search import SEARCH_HELP
 
@@ -206,16 +205,17 @@ class GoldPageOut(serializers.Serializer):
 class GoldList(_View):
     @extend_schema(
         parameters=[
-            OpenApiParameter("status", str, enum=["open", "resolved", REVIEW]),
+            # an empty filter is no filter, as on the page's form
+            OpenApiParameter("status", str, enum=["", "open", "resolved", REVIEW], description="empty: any"),
             OpenApiParameter("label", str, description="the first construal's routed label"),
             OpenApiParameter(
                 "source",
                 str,
-                enum=[UNANIMOUS, CONVENTION, ADJUDICATED],
-                description="provenance: any slot set this way",
+                enum=["", UNANIMOUS, CONVENTION, ADJUDICATED],
+                description="provenance: any slot set this way (empty: any)",
             ),
             OpenApiParameter("q", str, description=SEARCH_HELP),
-            OpenApiParameter("page", int),
+            OpenApiParameter("page", {"type": "integer", "minimum": 1}),
         ],
         operation_id="rounds_gold_list",
         responses={200: GoldPageOut, **_errors(400, 401, 403, 404)},

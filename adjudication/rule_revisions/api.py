@@ -23,7 +23,7 @@ from adjudication.rule_revisions.services import (
     revision_propose,
     revision_vote,
 )
-from annotator.api_fields import JsonBooleanField
+from annotator.api_fields import Flag, Text
 from annotator.roles import ADJUDICATOR, ADMIN, HasRole
 from nsmcore.mapper import RuleSetError
 from rules.models import RuleSetActivation, RuleSetVersion
@@ -60,13 +60,13 @@ class ProposeIn(serializers.Serializer):
         VERSION_NAME, required=False, allow_blank=True, max_length=32, default="",
         trim_whitespace=False, help_text="empty: the next number",
     )  # fmt: skip
-    note = serializers.CharField(required=False, allow_blank=True, max_length=5000, default="")
-    pilot_item_set = serializers.CharField(required=False, allow_blank=True, max_length=100, default="")
+    note = Text(required=False, allow_blank=True, max_length=5000, default="")
+    pilot_item_set = Text(required=False, allow_blank=True, max_length=100, default="")
 
 
 class VoteIn(serializers.Serializer):
-    approve = JsonBooleanField()
-    comment = serializers.CharField(required=False, allow_blank=True, max_length=2000, default="")
+    approve = Flag()
+    comment = Text(required=False, allow_blank=True, max_length=2000, default="")
 
 
 def _problem(message: str) -> Response:

@@ -45,7 +45,7 @@ def test_pages_are_numbered_from_1_and_an_empty_page_is_refused(client, admin_us
 
 
 def test_the_job_kind_filter_lists_the_registered_kinds(client, admin_user):
-    assert parameter("/api/jobs/", "get", "kind")["schema"]["enum"] == sorted(KINDS)
+    assert parameter("/api/jobs/", "get", "kind")["schema"]["enum"] == ["", *sorted(KINDS)]  # "": any
     client.force_login(admin_user)
     refused = client.get("/api/jobs/", {"kind": "lora"})
     assert refused.status_code == 400 and "kind" in refused.json()
@@ -152,3 +152,13 @@ def test_a_text_field_says_it_takes_no_nul_character():
     schemas = generated()["components"]["schemas"]
     assert schemas["AnnotationIn"]["properties"]["notes"]["oneOf"][0]["pattern"] == "^[^\\x00]*$"
     assert schemas["ItemSetIn"]["properties"]["name"]["pattern"] == "^[^\\x00]*$"
+
+
+def test_an_empty_filter_is_no_filter_and_text_filters_take_no_nul(client, admin_user, one_job_of_each_kind):
+    round_ = parameter("/api/jobs/", "get", "round")["schema"]
+    assert round_ == {"oneOf": [{"type": "integer"}, {"type": "string", "maxLength": 0}]}
+    assert parameter("/api/items/", "get", "source_id")["schema"]["pattern"] == "^[^\\x00]*$"
+    client.force_login(admin_user)
+    assert client.get("/api/jobs/", {"round": "", "status": ""}).json()["count"] == 3
+    refused = client.get("/api/items/", {"source_id": "a\x00b"})
+    assert refused.status_code == 400 and "source_id" in refused.json()

@@ -341,7 +341,9 @@ CONSTRAINTS = {
     "POST /api/jobs/train/": "one of item_set or round; passes of that round",
     "POST /api/jobs/verify/": "one of item_set or round",
     "POST /api/rounds/": "a pool of at least annotators_per_item annotators",
-    "GET /api/rounds/{round_id}/conflicts/": "a and b are values of the slot named",
+    "GET /api/rounds/{round_id}/conflicts/": "a and b are values of the slot named; q has a word",
+    "GET /api/items/": "q, a search, has a word of letters or digits",
+    "GET /api/rounds/{round_id}/gold/": "q, a search, has a word of letters or digits",
     "GET /api/rounds/{round_id}/evaluation/": "compare is not pass; swap's emotions differ and are rules",
     "GET /api/rounds/{round_id}/flows/": "a and b are two different passes of the round",
 }
