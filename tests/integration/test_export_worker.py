@@ -42,7 +42,7 @@ def make_gold_run(deployment: Deployment, tmp_path: Path, size: int) -> None:
     """Migrate the deployment and make round gold-run as an admin does, with the commands: ``size``
     items drawn from the corpus and two silver passes over them."""
     items, annotations = write_corpus(tmp_path)
-    deployment.manage("migrate", "--noinput")
+    deployment.migrate()
     deployment.manage("import_items", str(items), "--source", "it")
     deployment.manage("draw_item_set", "all", "--size", str(size), "--seed", "1")
     deployment.manage(
@@ -143,7 +143,7 @@ def test_an_export_sees_work_submitted_after_the_workers_last_job(tmp_path, redi
     items, annotations = write_corpus(tmp_path)
     first_part = tmp_path / "first-part.jsonl"
     first_part.write_text("".join(annotations.read_text().splitlines(keepends=True)[:40]))
-    deployment.manage("migrate", "--noinput")
+    deployment.migrate()
     deployment.manage("import_items", str(items), "--source", "it")
     deployment.manage("draw_item_set", "all", "--size", str(N_ITEMS), "--seed", "1")
     deployment.manage("create_round", "later", "--item-set", "all", "--text", "text", "--pass-kind", "silver")

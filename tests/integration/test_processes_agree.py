@@ -95,7 +95,7 @@ class Reader:
 def test_a_long_lived_process_and_a_fresh_one_read_the_same_round(tmp_path):
     db = tmp_path / "app.sqlite3"
     deployment = Deployment(tmp_path, {"DATABASE_URL": f"sqlite:///{db}"}, sqlite_row(db))
-    deployment.manage("migrate", "--noinput")
+    deployment.migrate()
     deployment.manage("shell", "-c", SETUP)
     worker = Reader(deployment)
     try:

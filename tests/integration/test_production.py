@@ -41,7 +41,7 @@ def prod(tmp_path) -> Deployment:
         "NSM_STATIC_ROOT": str(tmp_path / "static"),
     }
     deployment = Deployment(tmp_path, env, sqlite_row(db))
-    deployment.manage("migrate", "--noinput")
+    deployment.migrate()
     return deployment
 
 
@@ -190,7 +190,7 @@ def test_when_gunicorn_dies_serve_stops_the_worker_and_exits_non_zero(prod):
 def test_sigterm_to_runapp_stops_its_worker(tmp_path):
     db = tmp_path / "app.sqlite3"
     deployment = Deployment(tmp_path, {"DATABASE_URL": f"sqlite:///{db}"}, sqlite_row(db))
-    deployment.manage("migrate", "--noinput")
+    deployment.migrate()
     port = free_port()
     server = Server(deployment, "runapp", f"127.0.0.1:{port}", "--noreload", "--concurrency", "1")
     try:

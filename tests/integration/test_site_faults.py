@@ -260,7 +260,7 @@ def test_postgresql_stopped_for_ten_seconds_answers_503_json_at_once_and_loses_n
         "NSM_DB_POOL_TIMEOUT": "4",
     }
     deployment = Deployment(tmp_path, env, postgres_row(postgres_database))
-    deployment.manage("migrate", "--noinput")
+    deployment.migrate()
     deployment.manage("import_items", str(write_items(tmp_path / "items.jsonl", 3)), "--source", "it")
     token = deployment.manage(
         "shell",

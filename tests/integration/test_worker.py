@@ -13,7 +13,7 @@ N_ITEMS = 1200
 
 
 def run_prefill_through_the_worker(deployment: Deployment, tmp_path) -> list[tuple]:
-    deployment.manage("migrate", "--noinput")
+    deployment.migrate()
     deployment.manage("import_items", str(write_items(tmp_path / "items.jsonl", N_ITEMS)), "--source", "it")
     deployment.manage("draw_item_set", "all", "--size", str(N_ITEMS), "--seed", "1")
     deployment.start_worker()

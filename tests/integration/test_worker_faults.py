@@ -61,7 +61,7 @@ def stalled_within(deployment: Deployment, job_id: int, seconds: float) -> float
 def prefill_killed_and_resumed(deployment: Deployment, tmp_path) -> None:
     """A prefill through a slow parser server, its worker killed midway, then a new worker and
     no one else."""
-    deployment.manage("migrate", "--noinput")
+    deployment.migrate()
     deployment.manage("import_items", str(write_items(tmp_path / "items.jsonl", N_ITEMS)), "--source", "it")
     deployment.manage("draw_item_set", "all", "--size", str(N_ITEMS), "--seed", "1")
     with FakeChatServer(lambda payload: PRIDE.slots(), delay=0.1) as server:
@@ -129,7 +129,7 @@ def test_a_killed_workers_message_stays_unacknowledged_in_redis(tmp_path, redis_
         "NSM_JOB_REDELIVER_SECONDS": "1", **FAST_BEATS,
     }  # fmt: skip
     deployment = Deployment(tmp_path, env, postgres_row(postgres_database))
-    deployment.manage("migrate", "--noinput")
+    deployment.migrate()
     deployment.manage("import_items", str(write_items(tmp_path / "items.jsonl", N_ITEMS)), "--source", "it")
     deployment.manage("draw_item_set", "all", "--size", str(N_ITEMS), "--seed", "1")
     broker = redis.Redis.from_url(redis_url)
