@@ -166,20 +166,6 @@ def one_job_of_each_kind(admin_user, prefilled_round):
     return prefill, verify, export
 
 
-# The longest tests first. pytest-xdist hands tests to its workers in collection order: the
-# longest one (the app suites again on PostgreSQL, ~2 minutes on both cores) collected last ran
-# alone at the end of a run while the other worker idled; first, the others fill in beside it.
-LONGEST_FIRST = ("tests/integration/test_postgres.py", "tests/integration/", "tests/browser/")
-
-
-def pytest_collection_modifyitems(config, items) -> None:
-    def rank(item) -> int:
-        found = (i for i, prefix in enumerate(LONGEST_FIRST) if item.nodeid.startswith(prefix))
-        return next(found, len(LONGEST_FIRST))
-
-    items.sort(key=rank)  # stable: each group keeps its own order
-
-
 @pytest.hookimpl(trylast=True)  # after the session's fixtures (the test database) are torn down
 def pytest_sessionfinish(session, exitstatus):
     """Remove this run's places (config/settings/test.py), and those of runs killed more than a
