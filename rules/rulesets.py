@@ -104,7 +104,7 @@ def proposed_rule_set(document: Any, version: str) -> nsmcore.RuleSet:
     version = version.strip()
     if not re.fullmatch(VERSION_NAME, version):
         raise RuleSetError(
-            f"version {version!r}: use up to 32 letters, digits, '.', '-' or '_' (e.g. 2 or 2.1)"
+            f"version {version!r}: use up to 32 ASCII letters, digits, '.', '-' or '_' (e.g. 2 or 2.1)"
         )
     return parse_rule_set({**document, "version": version}, source=f"rule set v{version}")
 

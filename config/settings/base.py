@@ -215,10 +215,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Items, assignments and annotations of NSM emotion explications.",
     "VERSION": "0.1.0",
     "SERVE_PERMISSIONS": ["annotator.roles.IsMember"],
-    # Swagger UI from the installed sidecar package: no CDN is reachable, nor wanted.
     # request and response components apart where a serializer is both: a request's field that
     # may not be blank says minLength 1, an upload says binary (the spectacular docs recommend it)
     "COMPONENT_SPLIT_REQUEST": True,
+    # Swagger UI from the installed sidecar package: no CDN is reachable, nor wanted.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {
