@@ -5,6 +5,9 @@ import behind the Evaluation page's intervals and the compilation of the heavies
 from __future__ import annotations
 
 from django.template.loader import get_template
+from django.urls import reverse
+
+from nsmcore.evaluation_report import warm
 
 #: the pages whose templates take longest to compile (each is compiled once per process)
 TEMPLATES = (
@@ -16,10 +19,6 @@ TEMPLATES = (
 
 
 def warm_web() -> None:
-    from django.urls import reverse
-
-    from nsmcore.evaluation_report import warm
-
     # the URL patterns, and with them every view module: Django imports them on the first request
     reverse("home")
     warm()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.permissions import IsAuthenticated
@@ -25,7 +24,7 @@ from jobs.api import (
 )  # fmt: skip
 from jobs.models import Job
 from nsmcore.parsers import BACKENDS
-from predictions.parsers import model_name_problem, registered_backend
+from predictions.parsers import model_backend, model_name_problem
 from predictions.prefill import MODES, job_prefill_start
 from predictions.selectors import legality_report
 
@@ -52,7 +51,7 @@ class PrefillIn(serializers.Serializer):
         if ("item_set" in data) == ("round" in data):
             raise serializers.ValidationError("give one of item_set or round")
         model = data.get("model", "")
-        backend = data.get("backend") or registered_backend(model) or settings.NSM_PARSER_BACKEND
+        backend = data.get("backend") or model_backend(model)
         problem = model_name_problem(backend, model)
         if problem:
             raise serializers.ValidationError({"model": [problem]})

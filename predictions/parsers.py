@@ -118,10 +118,11 @@ def _lookup(model: str) -> Any:
         return str(error)
 
 
-def registered_backend(model: str) -> str:
-    """The backend of the registered parser ``model`` names; empty when it names none."""
+def model_backend(model: str) -> str:
+    """The backend that runs ``model`` when none is chosen: the registered parser's own, else the
+    settings' (NSM_PARSER_BACKEND)."""
     found = _lookup(model)
-    return found.backend if isinstance(found, RegisteredParser) else ""
+    return found.backend if isinstance(found, RegisteredParser) else settings.NSM_PARSER_BACKEND
 
 
 def _registered(model: str, backend: str) -> Any:

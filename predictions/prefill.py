@@ -21,9 +21,9 @@ from jobs.services import job_create, job_stopped
 from nsmcore.parsers import BACKENDS, Parser, ParserUnavailable
 from predictions.parsers import (
     default_prefill,
+    model_backend,
     parser_build,
     parser_setting_problem,
-    registered_backend,
     resolved_model,
 )
 from predictions.selectors import legality_report
@@ -79,11 +79,7 @@ def job_prefill_start(
     if (item_set is None) == (round_ is None):
         raise JobError("choose an item set or a round, not both")
     if not backend:  # a registered parser's own backend, else the settings'
-        backend, model = (
-            default_prefill()
-            if not model
-            else (registered_backend(model) or settings.NSM_PARSER_BACKEND, model)
-        )
+        backend, model = default_prefill() if not model else (model_backend(model), model)
     model = resolved_model(backend, model)
     if round_ is not None:
         item_set = round_.item_set
