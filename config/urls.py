@@ -4,6 +4,7 @@ from django.templatetags.static import static
 from django.urls import include, path
 from django.utils.functional import lazy
 from django.views.generic import RedirectView
+from django.views.i18n import JavaScriptCatalog
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from adjudication.rule_revisions import urls as revision_urls
@@ -30,6 +31,9 @@ urlpatterns = [
     # the rest of Django's account views: changing one's password, and a reset link sent by mail
     # (NSM_EMAIL_BACKEND: the console in development; docs/admin.md)
     path("accounts/", include("django.contrib.auth.urls")),
+    # the language switch (set_language) and the scripts' strings in the page's language
+    path("i18n/", include("django.conf.urls.i18n")),
+    path("jsi18n/", JavaScriptCatalog.as_view(), name="javascript_catalog"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api_schema"),
     # the split view serves Swagger UI's start-up script as a file: no inline script (the CSP)
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api_schema"), name="api_docs"),

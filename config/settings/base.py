@@ -65,6 +65,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "config.errors.DatabaseOutage",  # the database just failed: 503 at once, not the pool's timeout
     "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",  # the language: the switch's cookie, else the browser's
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -176,7 +177,12 @@ CSRF_FAILURE_VIEW = "config.errors.csrf_failure"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
-LANGUAGE_CODE = "en-us"
+LANGUAGE_CODE = "en"
+# the interface's languages (issue 25): every string of the pages, forms and scripts is marked for
+# translation, and German is the complete second language; the closed NSM vocabulary, the rules'
+# names and the emotion labels stay as the paper writes them. Catalogues: locale/ (docs/translating.md)
+LANGUAGES = [("en", "English"), ("de", "Deutsch")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 # one date format site-wide, whatever the language (config/formats/<language>/formats.py)
 FORMAT_MODULE_PATH = ["config.formats"]
