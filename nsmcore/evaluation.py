@@ -555,11 +555,12 @@ def report_text(report: EvaluationReport) -> str:
     d = report.distributional
     out.append("")
     out.append(f"distributional scoring (decay {d.decay}, alpha {d.alpha})")
-    out.append("  scheme            NLL    Brier  top-1  top-3  cov.   set-acc.")
+    out.append("  top-k: an abstention is a miss; top-k u.: ranked as uniform (the paper's convention)")
+    out.append("  scheme            NLL    Brier  top-1  top-3  cov.   set-acc.  top-1 u.  top-3 u.")
     for s in d.scores:
         out.append(
             f"  {s.scheme:15}{s.nll:7.3f}{s.brier:8.3f}{s.top1:7.3f}{s.top3:7.3f}"
-            f"{s.coverage:7.3f}{s.set_accuracy:8.3f}"
+            f"{s.coverage:7.3f}{s.set_accuracy:8.3f}{s.top1_uniform:10.3f}{s.top3_uniform:10.3f}"
         )
     if report.sensitivity:
         s = report.sensitivity

@@ -5,6 +5,12 @@ priority order. Three schemes: single-winner, uniform-fired, priority-decay (wei
 the k-th fired rule). Laplace smoothing with ``alpha`` makes every label's probability positive;
 an empty fired set gives the uniform distribution, and so does an abstained item whatever fired
 (a residue-abstained item keeps its fired set in its routing, but the mapper made no claim on it).
+
+Top-k is reported two ways (issue 26). ``top1``/``top3`` count an abstained item as a miss: the
+mapper named no label, so it cannot have named the right one, and top-1 equals accuracy for the
+mapper's schemes. ``top1_uniform``/``top3_uniform`` are the paper's convention: the abstained item's
+uniform distribution is ranked like any other, ties by priority, so an abstention whose reference
+is relief (rule 0) is a top-1 hit; read them only beside the first pair.
 """
 
 from __future__ import annotations
@@ -65,10 +71,12 @@ class DistributionalScore:
     scheme: str
     nll: float
     brier: float
-    top1: float
+    top1: float  # abstentions as misses
     top3: float
     coverage: float
     set_accuracy: float
+    top1_uniform: float  # the paper's convention: an abstention ranked as its uniform distribution
+    top3_uniform: float
 
     def as_dict(self) -> dict[str, float | int | str]:
         return dict(self.__dict__)
@@ -84,7 +92,7 @@ def score(
     decay: float = 0.5,
     alpha: float = 0.05,
 ) -> DistributionalScore:
-    """Mean NLL, mean Brier, top-1/top-3 accuracy, coverage and set-valued accuracy over
+    """Mean NLL, mean Brier, top-1/top-3 accuracy (both conventions), coverage and set-valued accuracy over
     (fired set, gold label) or (fired set, gold label, abstention type) records.
 
     An abstained record (any abstention type) is scored as the empty fired set whatever fired:
@@ -186,16 +194,18 @@ def _summarise(
     p_gold = p[rows, gold]
     brier = (p**2).sum(axis=1)[rows] - 2 * p_gold + 1.0
     rank = position[rows, gold]
-    n = len(rows)
+    covered = members.any(axis=1)[rows]  # an item whose distribution came from a claim, not an abstention
     return DistributionalScore(
-        n,
+        len(rows),
         scheme,
-        float(-np.log(p_gold).mean()),
-        float(brier.mean()),
-        float((rank == 0).mean()),
-        float((rank < 3).mean()),
-        float(members.any(axis=1)[rows].mean()),
-        float(members[rows, gold].mean()),
+        nll=float(-np.log(p_gold).mean()),
+        brier=float(brier.mean()),
+        top1=float(((rank == 0) & covered).mean()),
+        top3=float(((rank < 3) & covered).mean()),
+        coverage=float(covered.mean()),
+        set_accuracy=float(members[rows, gold].mean()),
+        top1_uniform=float((rank == 0).mean()),
+        top3_uniform=float((rank < 3).mean()),
     )
 
 

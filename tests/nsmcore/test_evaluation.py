@@ -132,9 +132,12 @@ def test_distributional_scoring_counts_abstained_items_as_uncovered(report):
     # a9 abstains: not covered, not in the set. Coverage is 1 - abstention.
     assert single.coverage == pytest.approx(9 / 12)
     assert single.set_accuracy == pytest.approx(8 / 12)  # routed, gold in fired: all but a5
-    # top-1: the 7 correct, and a10 (relief): an abstained item is uniform, ties go to rule 0
-    assert single.top1 == pytest.approx(8 / 12)
-    assert scores["priority-decay"].top3 == pytest.approx(9 / 12)  # a3: guilt second in (shame, guilt)
+    # top-1 counts an abstention as a miss: the 7 correct, what accuracy counts
+    assert single.top1 == pytest.approx(7 / 12) == report.headline.accuracy.value
+    # the paper's convention adds a10 (relief): its abstention is uniform, and ties go to rule 0
+    assert single.top1_uniform == pytest.approx(8 / 12)
+    assert scores["priority-decay"].top3 == pytest.approx(8 / 12)  # a3: guilt second in (shame, guilt)
+    assert scores["priority-decay"].top3_uniform == pytest.approx(9 / 12)
     right, wrong = (1 + 0.05) / 1.65, 0.05 / 1.65
     nll = (7 * -math.log(right) + 2 * -math.log(wrong) + 3 * math.log(13)) / 12
     assert single.nll == pytest.approx(nll)

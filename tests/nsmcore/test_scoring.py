@@ -52,7 +52,21 @@ def test_score_reports_nll_brier_top1_top3_coverage_and_set_accuracy():
     brier_first = (p_of(2 / 3)) ** 2 + (p_joy - 1) ** 2 + 11 * p_of(0) ** 2
     brier_second = 12 / 169 + (12 / 13) ** 2
     assert s.brier == pytest.approx((brier_first + brier_second) / 2)
-    assert (s.top1, s.top3, s.coverage, s.set_accuracy, s.n) == (0.0, 1.0, 0.5, 0.5, 2)
+    assert (s.top1, s.top3, s.coverage, s.set_accuracy, s.n) == (0.0, 0.5, 0.5, 0.5, 2)
+    # the empty set ranks fear third by priority: a hit only in the paper's convention
+    assert (s.top1_uniform, s.top3_uniform) == (0.0, 1.0)
+
+
+@pytest.mark.parametrize("scheme", ["single-winner", "uniform-fired", "priority-decay"])
+def test_top1_never_exceeds_accuracy_when_abstentions_are_misses(scheme):
+    # issue 26: an abstention whose reference is relief (rule 0) was a top-1 hit, so top-1 could
+    # exceed accuracy; the routed label is the first fired, so top-1 is accuracy under every scheme
+    records = [(["relief"], "relief", None), (["pride", "joy"], "joy", None), ([], "relief", "no-rule")]
+    records += [(["shame", "guilt"], "relief", "residue"), (["fear"], "fear", None)]
+    s = score(records, LABELS, scheme=scheme)
+    accuracy = sum(1 for fired, gold, abstained in records if not abstained and fired[0] == gold) / 5
+    assert s.top1 == pytest.approx(accuracy) == pytest.approx(2 / 5)
+    assert s.top1_uniform == pytest.approx(4 / 5)  # both abstentions ranked relief first
 
 
 @pytest.mark.parametrize(
