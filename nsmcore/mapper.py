@@ -78,7 +78,11 @@ class RuleSet:
 
     @cached_property
     def content_hash(self) -> str:
-        payload = json.dumps(self.canonical(), sort_keys=True, separators=(",", ":"))
+        """The rule set's one hash, everywhere it is written (reports, manifests, the database, the
+        API): sha256 of the rules alone (order, emotions, alias-resolved conditions), whatever the
+        version name or description say, so two versions with one hash route every explication
+        alike and a report's hash finds its stored version."""
+        payload = json.dumps(self.canonical()["rules"], sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
     @cached_property

@@ -9,8 +9,6 @@ flushed database), and what is read while that table is empty.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from typing import Any
 
@@ -26,13 +24,6 @@ from rules.models import RuleSetActivation, RuleSetVersion
 ACTIVE_KEY = "nsm:rules:active"
 #: a version's name: up to 32 ASCII letters, digits, '.', '-' or '_' (it goes into URLs and file names)
 VERSION_NAME = r"^[A-Za-z0-9._-]{1,32}$"
-
-
-def rules_hash(rule_set: nsmcore.RuleSet) -> str:
-    """sha256 of the rules alone (order, emotions, conditions), whatever the version or description
-    say: two versions with this hash route every explication alike."""
-    payload = json.dumps(rule_set.canonical()["rules"], sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
 def rule_set_document(rule_set: nsmcore.RuleSet) -> dict[str, Any]:
@@ -69,7 +60,7 @@ def initial_version_fields(rule_set: nsmcore.RuleSet) -> dict[str, Any]:
     return {
         "version": rule_set.version,
         "document": rule_set_document(rule_set),
-        "content_hash": rules_hash(rule_set),
+        "content_hash": rule_set.content_hash,
         "note": f"the packaged default (NSM_RULE_SET={settings.NSM_RULE_SET})",
         "report": {"ok": suite["ok"], "suite": suite, "pilot": None},
     }
@@ -88,6 +79,16 @@ def ensure_initial_version() -> Any:
         RuleSetActivation.objects.create(version=row, how=RuleSetActivation.How.INITIAL)
     forget_active_rule_set()
     return row
+
+
+def stored_version(reference: str) -> RuleSetVersion | None:
+    """The stored version a report names: by its name, else by its hash or a prefix of it of at
+    least 8 hex digits (reports, manifests and the database give the same hash for one rule set)."""
+    found = RuleSetVersion.objects.filter(version=reference).first()
+    if found is None and re.fullmatch(r"[0-9a-f]{8,64}", reference):
+        matches = list(RuleSetVersion.objects.filter(content_hash__startswith=reference)[:2])
+        found = matches[0] if len(matches) == 1 else None
+    return found
 
 
 def next_version_name() -> str:

@@ -35,7 +35,6 @@ from rules.rulesets import (
     proposed_rule_set,
     rule_set_document,
     rule_set_from_document,
-    rules_hash,
 )
 
 CHANGES_SHOWN = 200  # the label changes a page lists (the count covers them all)
@@ -254,7 +253,7 @@ def revision_propose(
     rule_set = proposed_rule_set(document, name)
     if RuleSetVersion.objects.filter(version=name).exists():
         raise AlreadyStored(f"version {name!r} already exists: choose another name")
-    digest = rules_hash(rule_set)
+    digest = rule_set.content_hash
     same = RuleSetVersion.objects.filter(content_hash=digest).first()
     if same is not None:
         raise AlreadyStored(

@@ -1,5 +1,6 @@
 """Rule set versions from the command line: ``manage.py rule_set list|show V|propose FILE|activate
-V|rollback V``. Activating here counts as an admin's activation. Bad input: exit 2 with the reason."""
+V|rollback V``, V a version's name or its hash as a report gives it (8 hex digits or more).
+Activating here counts as an admin's activation. Bad input: exit 2 with the reason."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from adjudication.rule_revisions.services import RevisionError, revision_activat
 from nsmcore import jsonio
 from nsmcore.mapper import RuleSetError
 from rules.models import RuleSetActivation, RuleSetVersion
-from rules.rulesets import ensure_initial_version
+from rules.rulesets import ensure_initial_version, stored_version
 
 
 def _bad(message: str) -> CommandError:
@@ -27,7 +28,7 @@ class Command(BaseCommand):
         sub = parser.add_subparsers(dest="action", required=True)
         sub.add_parser("list", help="every version, newest first, and the activation history")
         show = sub.add_parser("show", help="one version as a rule set file (JSON) and its regression report")
-        show.add_argument("version")
+        show.add_argument("version", help="its name, or its hash as a report or manifest gives it")
         propose = sub.add_parser("propose", help="propose a rule set file (the v1.json format)")
         propose.add_argument("path", type=Path)
         propose.add_argument("--version", default="", dest="name", help="its name (default: the next number)")
@@ -41,7 +42,7 @@ class Command(BaseCommand):
 
     def _version(self, name: str) -> RuleSetVersion:
         ensure_initial_version()
-        version = RuleSetVersion.objects.filter(version=name).first()
+        version = stored_version(name)
         if version is None:
             known = ", ".join(RuleSetVersion.objects.order_by("created_at").values_list("version", flat=True))
             raise _bad(f"no rule set version {name!r}; stored: {known}")
