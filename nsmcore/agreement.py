@@ -9,7 +9,11 @@ A *table* is an integer array of shape (items, coders, slots) holding each slot'
   read as ordinal), for two or more coders with missing values;
 - alpha is *undefined* when the slot shows no variation, or no item has two values: reported with
   the reason, never as 0 or 1;
-- a seeded bootstrap 95% interval over items.
+- a seeded bootstrap 95% interval over items;
+- a slot is *variance-degenerate* (the paper's word for EXPERIENCER) when alpha is undefined or
+  rests on fewer than ``MIN_MINORITY`` values other than the slot's majority value: alpha then
+  turns on a handful of values (one stray value took silver-156's EXPERIENCER to 0). A slot with
+  little variation that its coders agree on (silver-156's BODY, 6 such values, alpha 1.0) is not.
 
 Also conflicts (items and slots where coders differ, the median number of differing slots per
 disagreeing pair), directional flows between two passes, and retention of a prefill (anchoring).
@@ -27,7 +31,7 @@ from nsmcore.schema import SLOT_NAMES, SLOTS
 
 MISSING = -1
 LEVELS = ("nominal", "ordinal")
-DEGENERATE_SHARE = 0.95
+MIN_MINORITY = 5  # values other than the majority value below which alpha is variance-degenerate
 
 
 @dataclass(frozen=True)
@@ -43,11 +47,13 @@ class SlotAgreement:
     ci_high: float | None = None
     majority_value: str = ""
     majority_share: float | None = None  # share of all pairable values that are the majority value
+    minority: int = 0  # pairable values other than the majority value
 
     @property
     def degenerate(self) -> bool:
-        """Undefined, or nearly so: one value takes almost all pairable values."""
-        return self.alpha is None or (self.majority_share or 0) >= DEGENERATE_SHARE
+        """Variance-degenerate: alpha undefined, or resting on fewer than MIN_MINORITY values
+        other than the majority value."""
+        return self.alpha is None or self.minority < MIN_MINORITY
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -62,6 +68,7 @@ class SlotAgreement:
             "ci_high": self.ci_high,
             "majority_value": self.majority_value,
             "majority_share": self.majority_share,
+            "minority": self.minority,
             "degenerate": self.degenerate,
         }
 
@@ -81,6 +88,11 @@ class AgreementReport:
         return float(np.mean(values)) if values else None
 
     @property
+    def degenerate_slots(self) -> tuple[str, ...]:
+        """The slots the mean without degenerate slots leaves out (see ``SlotAgreement.degenerate``)."""
+        return tuple(s.slot for s in self.slots if s.degenerate)
+
+    @property
     def mean_alpha_without_degenerate(self) -> float | None:
         values = [s.alpha for s in self.slots if not s.degenerate]
         return float(np.mean(values)) if values else None
@@ -98,6 +110,8 @@ class AgreementReport:
             "seed": self.seed,
             "mean_alpha": self.mean_alpha,
             "mean_alpha_without_degenerate": self.mean_alpha_without_degenerate,
+            "degenerate_slots": list(self.degenerate_slots),
+            "min_minority": MIN_MINORITY,
             "mean_raw": self.mean_raw,
             "slots": [s.as_dict() for s in self.slots],
         }
@@ -186,7 +200,7 @@ def slot_agreement(
     raw = float(np.trace(o) / n)
     totals = counts.sum(axis=0)
     top = int(totals.argmax())
-    majority = (values[top], float(totals[top] / totals.sum()))
+    majority = (values[top], float(totals[top] / totals.sum()), int(totals.sum() - totals[top]))
     if np.count_nonzero(totals) < 2:
         reason = f"no variation: every value is {values[top]}"
         return SlotAgreement(slot, level, items, pairs, raw, None, reason, None, None, *majority)

@@ -196,6 +196,10 @@ def test_the_command_prints_the_table_and_json(submitted, capsys):
     call_command("agreement", submitted.name, "--json")
     doc = json.loads(capsys.readouterr().out)
     assert doc["conflicts"]["items"] == 3 and len(doc["slots"]) == 12
+    # the mean without degenerate slots names the slots it leaves out (issue 26)
+    dropped = [s["slot"] for s in doc["slots"] if s["degenerate"]]
+    assert dropped and doc["degenerate_slots"] == dropped
+    assert f"without the variance-degenerate slots, {', '.join(dropped)}:" in out
 
 
 @pytest.mark.parametrize("persona", ["annotator", "outsider"])

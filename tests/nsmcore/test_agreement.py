@@ -17,7 +17,7 @@ from nsmcore.agreement import (
     slot_agreement,
     value_counts,
 )
-from nsmcore.schema import SLOTS
+from nsmcore.schema import SLOT_NAMES, SLOTS
 from tests.explications import PRIDE
 
 # Krippendorff (2011), "Computing Krippendorff's alpha-reliability", section C: four coders,
@@ -148,3 +148,30 @@ def test_retention_is_the_share_of_values_kept_from_the_prefill():
     kept = retention(submitted, prefill)
     assert kept["agency"] == 0.75 and kept["trigger"] == 1.0
     assert retention(submitted, encode_rows([None] * 4))["agency"] is None
+
+
+def test_variance_degenerate_is_a_slot_whose_alpha_turns_on_a_handful_of_values():
+    # issue 26, as on silver-156: EXPERIENCER has one stray value in 312 (alpha 0), BODY six values
+    # other than "no" that both coders agree on (alpha 1.0). Both have one value over 95%; the
+    # paper leaves out only the variance-degenerate EXPERIENCER, and so does the mean here.
+    rng = np.random.default_rng(5)
+    table = np.zeros((156, 2, 12), dtype=int)
+    for s, slot in enumerate(SLOTS):
+        table[:, 0, s] = rng.integers(0, len(slot.values), 156)
+        table[:, 1, s] = np.where(
+            rng.random(156) < 0.8, table[:, 0, s], rng.integers(0, len(slot.values), 156)
+        )
+    experiencer, body = SLOT_NAMES.index("experiencer"), SLOT_NAMES.index("body")
+    table[:, :, experiencer] = 0
+    table[7, 1, experiencer] = 1
+    table[:, :, body] = 0
+    table[[3, 40, 90], :, body] = 1
+    report = agreement(table, bootstrap=0)
+    by_slot = {s.slot: s for s in report.slots}
+    assert (by_slot["experiencer"].alpha, by_slot["experiencer"].minority) == (0.0, 1)
+    assert (by_slot["body"].alpha, by_slot["body"].minority) == (1.0, 6)
+    assert by_slot["body"].majority_share > 0.95
+    assert report.degenerate_slots == ("experiencer",)
+    kept = [s.alpha for s in report.slots if s.slot != "experiencer"]
+    assert report.mean_alpha_without_degenerate == pytest.approx(np.mean(kept))
+    assert report.as_dict()["degenerate_slots"] == ["experiencer"]

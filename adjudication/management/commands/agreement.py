@@ -52,7 +52,9 @@ class Command(BaseCommand):
             return "undefined" if x is None else f"{x:.3f}"
 
         without = fmt(report.mean_alpha_without_degenerate)
+        dropped = ", ".join(report.degenerate_slots) or "none"
         self.stdout.write(
-            f"mean alpha {fmt(report.mean_alpha)} (without degenerate slots {without}),"
+            f"mean alpha {fmt(report.mean_alpha)} (without the variance-degenerate slots, {dropped}:"
+            f" {without}),"
             f" mean raw {fmt(report.mean_raw)}; {len(found.items)} items with conflicts"
         )
