@@ -411,22 +411,23 @@ def evaluate(
 
     fired_count = np.bitwise_count(routed.masks)
     multi = fired_count > 1
-    winner_bits = np.where(
-        is_routed, np.left_shift(np.uint64(1), np.maximum(routed.winners, 0).astype(np.uint64)), 0
-    )
-    overruled = routed.masks[multi & is_routed] & ~winner_bits[multi & is_routed]
-    pairs: Counter[tuple[int, int]] = Counter()
-    if len(overruled):
-        winners_multi = routed.winners[multi & is_routed]
-        bits = _bits(overruled, k)
-        for w in range(k):
-            of_w = winners_multi == w
-            for j, c in enumerate(bits[of_w].sum(axis=0).tolist()):
-                if c:
-                    pairs[(w, j)] += c
+    # Which rule ran ahead of which, over every item where two or more fired (issue 26: counting
+    # only the routed ones hid the pairs of residue-abstained items). The rules are in priority
+    # order, bit k for rule k, so the lowest fired bit is the rule that wins when the item routes.
+    multi_masks = routed.masks[multi]
+    lowest = multi_masks & (~multi_masks + np.uint64(1))
+    first = np.bitwise_count(lowest - np.uint64(1)).astype(np.int64)
+    bits = _bits(multi_masks & ~lowest, k)
+    abstained_multi = ~is_routed[multi]
+    pairs: dict[tuple[int, int], tuple[int, int]] = {}
+    for w in np.unique(first).tolist():
+        of_w = first == w
+        both = bits[of_w].sum(axis=0).tolist()
+        anyway = bits[of_w & abstained_multi].sum(axis=0).tolist()
+        pairs |= {(w, j): (c, a) for j, (c, a) in enumerate(zip(both, anyway, strict=True)) if c}
     overrides = tuple(
-        Override(labels[w], labels[j], c)
-        for (w, j), c in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0]))
+        Override(labels[w], labels[j], c, a)
+        for (w, j), (c, a) in sorted(pairs.items(), key=lambda kv: (-kv[1][0], kv[0]))
     )
     multi_rule = MultiRule(
         evidence,
@@ -529,7 +530,7 @@ def report_text(report: EvaluationReport) -> str:
     out.append(f"  multi-rule                  {m.multi_rule.text()}")
     out.append(f"    resolved by priority      {m.resolved_by_priority}; abstained anyway {m.abstained}")
     for o in m.overrides[:5]:
-        out.append(f"    {o.winner} ahead of {o.overruled}: {o.n}")
+        out.append(f"    {o.winner} ahead of {o.overruled}: {o.n} ({o.abstained} abstained anyway)")
     f = report.flag_rates
     out.append(f"  residue                     {f.residue.text()}")
     for name, p in f.flags.items():

@@ -192,14 +192,17 @@ class Flows:
 
 @dataclass(frozen=True)
 class Override:
-    """A multi-rule item routed to ``winner`` on which ``overruled`` fired too (by priority)."""
+    """``n`` items on which ``winner``'s rule and ``overruled``'s lower one both fired, over every
+    item (not only the routed ones); ``abstained``: how many of those abstain anyway (residue), so
+    ``n - abstained`` were routed to ``winner`` by priority."""
 
     winner: str
     overruled: str
     n: int
+    abstained: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"winner": self.winner, "overruled": self.overruled, "n": self.n}
+        return {"winner": self.winner, "overruled": self.overruled, "n": self.n, "abstained": self.abstained}
 
 
 @dataclass(frozen=True)

@@ -108,11 +108,15 @@ def test_multi_rule_and_which_rule_overruled_which(report):
     m = report.multi_rule
     # a2 a3 (shame, guilt), a4 (pride, joy), a12 (surprise, joy) routed; a9 (guilt, sadness) residue
     assert (m.multi_rule.k, m.multi_rule.n, m.resolved_by_priority, m.abstained) == (5, 12, 4, 1)
-    assert [(o.winner, o.overruled, o.n) for o in m.overrides] == [
-        ("shame", "guilt", 2),
-        ("surprise", "joy", 1),
-        ("pride", "joy", 1),
+    # overrides over every item where both rules fired: a9 abstains (residue), yet guilt's rule
+    # ran ahead of sadness's on it; counting routed items only hid that pair (issue 26)
+    assert [(o.winner, o.overruled, o.n, o.abstained) for o in m.overrides] == [
+        ("shame", "guilt", 2, 0),
+        ("surprise", "joy", 1, 0),
+        ("guilt", "sadness", 1, 1),
+        ("pride", "joy", 1, 0),
     ]
+    assert sum(o.n - o.abstained for o in m.overrides) >= m.resolved_by_priority
 
 
 def test_flag_and_residue_rates(report):
