@@ -7,7 +7,9 @@ import pytest
 
 from nsmcore.baselines import (
     APPRAISALS,
+    C_GRID,
     BaselineError,
+    appraisal_matrix,
     train_appraisal_baseline,
     train_label_classifier,
 )
@@ -84,3 +86,32 @@ def test_a_missing_or_non_numeric_rating_is_named_not_imputed():
     model = train_appraisal_baseline(good, ["joy", "anger"])
     with pytest.raises(BaselineError, match="item 1: missing appraisal rating"):
         model.predict([{}])
+
+
+def test_the_appraisal_baselines_c_is_chosen_on_training_folds_and_recorded():
+    # issue 26: C=1 was fixed and undocumented; it is now chosen by an inner cross-validation
+    # over C_GRID on the training items and recorded with how it was chosen
+    rng = random.Random(3)
+    labels = ["joy", "anger", "sadness"] * 20
+    ratings = [ratings_for(label, rng) for label in labels]
+    model = train_appraisal_baseline(ratings, labels, seed=0)
+    assert model.C in C_GRID
+    assert model.chosen.startswith(f"C={model.C:g}, chosen by 5-fold cross-validation (log-loss) within the")
+    # the search is GridSearchCV's: the same choice as scikit-learn's own on the same folds
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold
+    from sklearn.preprocessing import StandardScaler
+
+    matrix = StandardScaler().fit_transform(appraisal_matrix(ratings))
+    estimator = LogisticRegression(class_weight="balanced", max_iter=2000, solver="newton-cg", random_state=0)
+    search = GridSearchCV(
+        estimator,
+        {"C": list(C_GRID)},
+        cv=StratifiedKFold(5, shuffle=True, random_state=0),
+        scoring="neg_log_loss",
+    )
+    assert search.fit(matrix, labels).best_params_["C"] == model.C
+    given = train_appraisal_baseline(ratings, labels, C=0.3)
+    assert (given.C, given.chosen) == (0.3, "C=0.3, given")
+    few = train_appraisal_baseline(ratings[:4], labels[:4])  # one sadness item: no folds
+    assert few.C == 1.0 and "too few items" in few.chosen
