@@ -235,3 +235,19 @@ def test_the_command_refuses_a_bad_file_and_stores_nothing(tmp_path):
     with pytest.raises(CommandError, match=r"rule 3 \(boredom\): trigger='everything'") as raised:
         run("propose", str(path))
     assert raised.value.returncode == 2 and RuleSetVersion.objects.count() == 1
+
+
+def test_the_command_stores_a_failing_proposal_exit_0_and_only_activate_refuses(tmp_path, gold):
+    # issue 26: docs/admin.md said a failing proposal "exits 2"; it is stored, marked failing,
+    # with exit 0 and the failing checks printed, and the docs now say so
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(swapped("guilt", "shame")))
+    out = run("propose", str(path))  # a CommandError (exit 2) would raise here
+    assert out.startswith("proposed v2: FAILS the regression suite")
+    assert "shame prototype routes to guilt" in out
+    stored = RuleSetVersion.objects.get(version="2")
+    assert (stored.status, stored.suite_ok) == ("proposed", False)
+    with pytest.raises(CommandError, match="v2 fails the regression suite") as refused:
+        run("activate", "2")
+    assert refused.value.returncode == 2
+    assert RuleSetVersion.objects.get(status="active").version == "1"
