@@ -18,8 +18,9 @@ from typing import IO, Any
 from nsmcore.cli_io import InputError, decode_line, input_rows, read_jsonl  # noqa: F401 (re-exported)
 from nsmcore.cli_train import add_train_classifier, cmd_train_classifier
 from nsmcore.counterfactual import counterfactual, counterfactual_text, read_pair
-from nsmcore.evaluation import evaluate, report_text, route_items
+from nsmcore.evaluation import evaluate, route_items
 from nsmcore.evaluation_report import EvaluationError
+from nsmcore.evaluation_text import report_text
 from nsmcore.legality import check
 from nsmcore.mapper import RuleSetError, load_rule_set, route_batch
 from nsmcore.parsers import BACKENDS, ParserUnavailable, make_parser

@@ -104,6 +104,10 @@ class Headline:
     abstention: Proportion
     abstention_by_type: dict[str, Proportion]
     selective_accuracy: Proportion
+    # set-valued: the reference label among the rules that fired on a routed item, over all items
+    # and over the routed ones (the paper's .521 row: how much priority resolution costs)
+    set_accuracy: Proportion
+    set_selective_accuracy: Proportion
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -112,6 +116,8 @@ class Headline:
             "abstention": self.abstention.to_dict(),
             "abstention_by_type": {t: p.to_dict() for t, p in self.abstention_by_type.items()},
             "selective_accuracy": self.selective_accuracy.to_dict(),
+            "set_accuracy": self.set_accuracy.to_dict(),
+            "set_selective_accuracy": self.set_selective_accuracy.to_dict(),
         }
 
 
@@ -334,6 +340,8 @@ class EvaluationReport:
     #: a nsmcore.counterfactual.CounterfactualReport when the run had pairs (that module builds on
     #: this one, so it is not named here)
     counterfactual: Any = None
+    #: a nsmcore.evaluation_tables.SlotLabelTable: per slot value, the items routed to each label
+    slot_labels: Any = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -348,6 +356,7 @@ class EvaluationReport:
             "sensitivity": self.sensitivity.to_dict() if self.sensitivity else None,
             "consistency": self.consistency.to_dict() if self.consistency else None,
             "counterfactual": self.counterfactual.to_dict() if self.counterfactual else None,
+            "slot_labels": self.slot_labels.to_dict() if self.slot_labels is not None else None,
         }
 
 

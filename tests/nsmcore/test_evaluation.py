@@ -73,6 +73,13 @@ def test_headline_accuracy_abstention_by_type_and_selective_accuracy(report):
     }
     assert (h.selective_accuracy.k, h.selective_accuracy.n) == (7, 9)
     assert (h.selective_accuracy.low, h.selective_accuracy.high) == pytest.approx(cp(7, 9))
+    # set-valued (issue 26): the reference among the fired rules of a routed item, all but a5;
+    # over the routed items it is the paper's set-valued selective accuracy (its .521 row)
+    assert (h.set_accuracy.k, h.set_accuracy.n) == (8, 12)
+    assert (h.set_selective_accuracy.k, h.set_selective_accuracy.n) == (8, 9)
+    assert (h.set_selective_accuracy.low, h.set_selective_accuracy.high) == pytest.approx(cp(8, 9))
+    single = next(s for s in report.distributional.scores if s.scheme == "single-winner")
+    assert h.set_accuracy.value == pytest.approx(single.set_accuracy)
 
 
 def test_per_emotion_selective_accuracy(report):
@@ -218,7 +225,7 @@ def test_every_section_carries_tier_n_rule_set_and_pass(report):
     doc = json.loads(json.dumps(report.to_dict()))
     evidence = {"tier": "S", "n": 12, "rule_set_version": "1", "rule_set_hash": RULES.content_hash}
     sections = [v for v in doc.values() if isinstance(v, dict) and v is not doc["evidence"]]
-    assert len(sections) == 9
+    assert len(sections) == 10
     for section in [doc, *sections]:
         assert section["evidence"] == {**evidence, "pass": "fixture"}
 

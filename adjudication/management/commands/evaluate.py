@@ -25,7 +25,7 @@ from adjudication.evaluation.parser import heldout_named, parser_text, parser_vs
 from adjudication.evaluation.parser_curve import registered_curve
 from annotator.models import Round
 from nsmcore.cli import _write_atomically
-from nsmcore.evaluation import report_text
+from nsmcore.evaluation_text import report_text
 from rules.rulesets import active_rule_set
 
 
