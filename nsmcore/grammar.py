@@ -118,7 +118,7 @@ def _problems(line: str) -> list[str]:
     if not tokens:
         return ["empty line"]
     words = lexicon_words()
-    outside = [t for t in tokens if t not in words]
+    outside = [t for t in tokens if t not in words and t != ","]
     if outside:
         return [f"not in the prime lexicon: {', '.join(repr(t) for t in outside)}"]
     if not load_grammar().recognise(tokens):

@@ -46,4 +46,5 @@ def tokenize(line: str) -> list[str]:
     text = line.strip().lower()
     if text.endswith("."):
         text = text[:-1]
-    return text.split()
+    # a comma joins two sentences of one line (the grammar's LINE): its own token
+    return text.replace(", ", " , ").split()

@@ -21,7 +21,7 @@ from typing import Any
 
 from nsmcore.grammar import check_line
 from nsmcore.mapper import ABSTAIN, RuleSet, load_rule_set, route, route_batch
-from nsmcore.render import render_value
+from nsmcore.render import contexts, lines_in
 from nsmcore.schema import SLOTS, Explication
 
 
@@ -139,15 +139,18 @@ def check_slot_flips(rule_set: RuleSet) -> tuple[Section, float]:
 
 
 def check_renderer() -> Section:
+    """Every line the renderer writes, in every context its frames read (version 3: the
+    experiencer, trigger, time and want), passes the prime grammar."""
     section = Section("renderer grammar")
-    for slot in SLOTS:
-        for value in slot.values:
-            line = render_value(slot.name, value)
-            if line is None:
+    seen: set[str] = set()
+    for context in contexts():
+        for line in lines_in(context):
+            if line.text in seen:
                 continue
+            seen.add(line.text)
             section.checked += 1
-            for message in check_line(line):
-                section.failures.append(f"{slot.name}={value}: {line!r}: {message}")
+            for message in check_line(line.text):
+                section.failures.append(f"{line.slot}={line.value} ({context}): {line.text!r}: {message}")
     return section
 
 

@@ -126,10 +126,10 @@ def test_every_record_holds_the_gold_with_its_verified_lines(gold_round, admin_u
     alpha = manifest["agreement"]["prefilled"]["alpha"]
     assert set(alpha) == set(PRED) and alpha["trigger"] is None  # no variation: undefined, never 0 or 1
     assert manifest["verifier"]["model"] == nli_path and manifest["software_version"]
-    assert manifest["renderer_version"] == nsmcore.RENDERER_VERSION == "2"
+    assert manifest["renderer_version"] == nsmcore.RENDERER_VERSION == "3"
     card = zf.read("README.md").decode()
     assert "| other | set-p | 4 |" in card and "undefined (no variation)" in card
-    assert "renderer version 2" in card
+    assert "renderer version 3" in card
     assert json.loads(zf.read("record.schema.json")) == schema
 
     row = Export.objects.get(job=job)

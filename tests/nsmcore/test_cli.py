@@ -211,4 +211,4 @@ def test_the_docs_give_the_selfcheck_counts_the_program_prints():
     for text in (readme, guide):
         assert f"{checked['canonical self-checks']} canonical checks" in text
         assert f"{checked['slot-flip consistency']} slot flips" in text
-        assert f"{checked['renderer grammar']} renderer frames" in text
+        assert f"{checked['renderer grammar']} renderer lines" in text
