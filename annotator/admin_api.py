@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
@@ -22,7 +23,7 @@ from rest_framework.views import APIView
 from annotator.roles import ADMIN, HasRole
 from annotator.selectors import Progress
 
-IsAdmin = HasRole(ADMIN, message="importing, item sets and rounds are for admins")
+IsAdmin = HasRole(ADMIN, message=_("importing, item sets and rounds are for admins"))
 
 
 class AdminApi(APIView):

@@ -8,19 +8,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext_lazy as _
+
 from nsmcore.guidance import SLOT_HELP, VALUE_HELP
 from nsmcore.schema import GROUPS, SLOTS
 
 __all__ = ["KEYS", "SLOT_HELP", "VALUE_HELP", "slot_groups"]
 
 KEYS: list[tuple[str, str]] = [
-    ("↑ ↓ or k j", "previous / next slot"),
-    ("1 to 6", "choose a value (then the next slot)"),
-    ("Enter", "submit and go to the next item"),
-    ("r  n", "write residue / notes (Esc to leave)"),
-    ("t  u  o", "flag two-construals / unrecoverable / out-of-scope"),
-    ("z or Ctrl+Z", "undo the last slot change"),
-    ("x", "skip this item (the next page can take it back)"),
+    (_("↑ ↓ or k j"), _("previous / next slot")),
+    (_("1 to 6"), _("choose a value (then the next slot)")),
+    (_("Enter"), _("submit and go to the next item")),
+    ("r  n", _("write residue / notes (Esc to leave)")),
+    ("t  u  o", _("flag two-construals / unrecoverable / out-of-scope")),
+    (_("z or Ctrl+Z"), _("undo the last slot change")),
+    ("x", _("skip this item (the next page can take it back)")),
 ]
 
 

@@ -6,6 +6,8 @@ import copy
 from typing import Any
 
 from django.http import QueryDict
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.permissions import IsAuthenticated
@@ -27,7 +29,9 @@ from annotator.services import (
 from nsmcore.schema import SLOTS
 
 IsAdjudicatorOrAdmin = HasRole(
-    ADJUDICATOR, ADMIN, message="items with their reference labels are for adjudicators and admins"
+    ADJUDICATOR,
+    ADMIN,
+    message=gettext_lazy("items with their reference labels are for adjudicators and admins"),
 )
 
 
@@ -214,15 +218,15 @@ class AnnotationSubmit(APIView):
     def post(self, request: Request, pk: int) -> Response:
         assignment = assignment_for_user(request.user, pk)
         if not hasattr(request.data, "keys"):
-            return Response({"detail": "expected a JSON object"}, status=status.HTTP_400_BAD_REQUEST)
+            return Response({"detail": _("expected a JSON object")}, status=status.HTTP_400_BAD_REQUEST)
         data = _values(request.data)
         unknown = sorted(printable(k) for k in set(data) - ACCEPTED)
         if unknown:
             return Response(
-                {k: {"message": "unknown field"} for k in unknown}, status=status.HTTP_400_BAD_REQUEST
+                {k: {"message": _("unknown field")} for k in unknown}, status=status.HTTP_400_BAD_REQUEST
             )
         if "base_version" not in data:
-            return Response({"base_version": {"message": "required; 0 for a first save"}}, status=400)
+            return Response({"base_version": {"message": _("required; 0 for a first save")}}, status=400)
         # The service checks every value, numbers included (range, and no booleans).
         annotation = annotation_submit(
             assignment=assignment,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
 
@@ -28,7 +29,7 @@ class Text(serializers.CharField):
     """A JSON string and nothing else; a lone surrogate is refused by name, since no database
     stores it."""
 
-    default_error_messages = {"surrogate": "contains a lone surrogate, not text"}
+    default_error_messages = {"surrogate": _("contains a lone surrogate, not text")}
 
     def to_internal_value(self, data: Any) -> str:
         if _json_body(self) and not isinstance(data, str):

@@ -15,6 +15,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.core.cache import cache
 from django.db import transaction
+from django.utils.translation import gettext as _
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 
@@ -83,7 +84,7 @@ class HashedTokenAuthentication(TokenAuthentication):
     def authenticate_credentials(self, key: str) -> tuple[Any, Any]:
         token = ApiToken.objects.select_related("user").filter(digest=key_digest(key)).first()
         if token is None:
-            raise AuthenticationFailed("Invalid token.")
+            raise AuthenticationFailed(_("Invalid token."))
         if not token.user.is_active:
-            raise AuthenticationFailed("User inactive or deleted.")
+            raise AuthenticationFailed(_("User inactive or deleted."))
         return token.user, token

@@ -8,6 +8,7 @@ from typing import Any
 import django_filters
 from django import forms
 from django.db.models import Q
+from django.utils.translation import gettext as _
 from rest_framework.exceptions import ValidationError
 
 from annotator.models import Assignment, Item, Round
@@ -50,7 +51,9 @@ class AssignmentFilter(django_filters.FilterSet):
         match = Q(name=value) | (Q(pk=int(value)) if value.isdigit() and int(value) <= MAX_ID else Q())
         ids = list(Round.objects.filter(match).values_list("pk", flat=True))
         if not ids:
-            raise ValidationError({"round": [f"no round named {value!r} (nor with that id)"]})
+            raise ValidationError(
+                {"round": [_("no round named %(name)s (nor with that id)") % {"name": repr(value)}]}
+            )
         return queryset.filter(round_id__in=ids)
 
     class Meta:

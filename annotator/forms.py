@@ -6,6 +6,7 @@ from typing import Any
 
 from django import forms
 from django.contrib.auth.models import User
+from django.utils.translation import gettext_lazy as _
 
 from annotator.models import FLAGS, SLOT_FIELDS, ItemSet, Round
 from annotator.roles import ROLES
@@ -16,15 +17,16 @@ ROLE_CHOICES = [(role, role) for role in ROLES]
 
 
 class UserCreateForm(forms.Form):
-    username = forms.CharField(max_length=150)
-    email = forms.EmailField(required=False)
+    username = forms.CharField(max_length=150, label=_("Username"))
+    email = forms.EmailField(required=False, label=_("Email"))
     password = forms.CharField(
         required=False,
         widget=forms.PasswordInput,
-        help_text="leave empty to generate one, shown once",
+        label=_("Password"),
+        help_text=_("leave empty to generate one, shown once"),
     )
     roles = forms.MultipleChoiceField(
-        choices=ROLE_CHOICES, required=False, widget=forms.CheckboxSelectMultiple
+        choices=ROLE_CHOICES, required=False, widget=forms.CheckboxSelectMultiple, label=_("Roles")
     )
 
 
@@ -33,7 +35,9 @@ class RolesForm(forms.Form):
 
 
 class ActiveForm(forms.Form):
-    active = forms.TypedChoiceField(choices=[("1", "active"), ("0", "inactive")], coerce=lambda v: v == "1")
+    active = forms.TypedChoiceField(
+        choices=[("1", _("active")), ("0", _("inactive"))], coerce=lambda v: v == "1"
+    )
 
 
 class AnnotatorChoice(forms.ModelMultipleChoiceField):
@@ -45,26 +49,33 @@ class RoundForm(forms.Form):
     """A round. The parser choices depend on the item set and the text shown: those with legal
     predictions for any of its items read from that text, each with how many it covers."""
 
-    name = forms.CharField(max_length=100)
-    item_set = forms.ModelChoiceField(ItemSet.objects.order_by("name"))
-    annotators_per_item = forms.IntegerField(min_value=1, initial=2, label="Annotators per item")
+    name = forms.CharField(max_length=100, label=_("Name"))
+    item_set = forms.ModelChoiceField(ItemSet.objects.order_by("name"), label=_("Item set"))
+    annotators_per_item = forms.IntegerField(min_value=1, initial=2, label=_("Annotators per item"))
     annotators = AnnotatorChoice(
         queryset=User.objects.none(),
         widget=forms.CheckboxSelectMultiple,
-        help_text="users with the annotator role",
+        label=_("Annotators"),
+        help_text=_("users with the annotator role"),
     )
-    mode = forms.ChoiceField(choices=Round.Mode.choices, initial=Round.Mode.BLIND, widget=forms.RadioSelect)
+    mode = forms.ChoiceField(
+        choices=Round.Mode.choices, initial=Round.Mode.BLIND, widget=forms.RadioSelect, label=_("Mode")
+    )
     prefill_parser = forms.ChoiceField(
-        required=False, label="Parser for the prefill", help_text="prefilled rounds only"
+        required=False, label=_("Parser for the prefill"), help_text=_("prefilled rounds only")
     )
-    text_field = forms.ChoiceField(choices=Round.TEXT_FIELDS, initial=Round.TEXT_MASKED, label="Text shown")
+    text_field = forms.ChoiceField(
+        choices=Round.TEXT_FIELDS, initial=Round.TEXT_MASKED, label=_("Text shown")
+    )
     show_routed_label = forms.BooleanField(
-        required=False, label="Show annotators the routed label", help_text="anchors them; off by default"
+        required=False,
+        label=_("Show annotators the routed label"),
+        help_text=_("anchors them; off by default"),
     )
     confirm_overlap = forms.BooleanField(
         required=False,
-        label="Create it anyway",
-        help_text="a round mixing prefill with the blind control arm, either way, leaves it unclean",
+        label=_("Create it anyway"),
+        help_text=_("a round mixing prefill with the blind control arm, either way, leaves it unclean"),
     )
 
     def __init__(
@@ -76,19 +87,21 @@ class RoundForm(forms.Form):
         field = text_field if text_field in dict(Round.TEXT_FIELDS) else Round.TEXT_MASKED
         self.coverage = parser_coverage(item_set, field) if item_set is not None else []
         self.other_fields = parsers_of_other_fields(item_set, field) if item_set is not None else {}
-        self.fields["prefill_parser"].choices = [("", "none (blind)")] + [
+        self.fields["prefill_parser"].choices = [("", _("none (blind)"))] + [
             (c.parser, c.label()) for c in self.coverage
         ]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         if data.get("mode") == Round.Mode.PREFILLED and not data.get("prefill_parser"):
-            self.add_error("prefill_parser", "a prefilled round needs a parser with predictions for this set")
+            self.add_error(
+                "prefill_parser", _("a prefilled round needs a parser with predictions for this set")
+            )
         return data
 
 
 class PoolForm(forms.Form):
-    annotator = forms.ModelChoiceField(queryset=User.objects.none())
+    annotator = forms.ModelChoiceField(queryset=User.objects.none(), label=_("Annotator"))
 
     def __init__(self, *args: Any, queryset: Any = None, **kwargs: Any):
         super().__init__(*args, **kwargs)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import MultiPartParser
@@ -50,7 +51,9 @@ class ImportIn(RoundOptionsIn):
 
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
         if data.get("annotators") and not data.get("round"):
-            raise serializers.ValidationError({"annotators": ["annotators need a round (name it in round)"]})
+            raise serializers.ValidationError(
+                {"annotators": [_("annotators need a round (name it in round)")]}
+            )
         return data
 
 
@@ -65,7 +68,7 @@ class ImportOut(serializers.Serializer):
 
 
 def _draw_refused(error: DrawError, *, name_field: str = "name") -> Refused:
-    if "already exists" in str(error):
+    if error.taken:
         return _conflict(name_field, str(error))
     body = {"detail": str(error)}
     if error.field:
@@ -96,7 +99,9 @@ class ImportCreate(AdminApi):
 def _import(data: dict[str, Any], request: Request) -> dict[str, Any]:
     upload = data["file"]
     if upload.size > MAX_UPLOAD:
-        raise Refused(400, {"file": [f"the file is larger than {MAX_UPLOAD // 1024 // 1024} MB"]})
+        raise Refused(
+            400, {"file": [_("the file is larger than %(mb)s MB") % {"mb": MAX_UPLOAD // 1024 // 1024}]}
+        )
     try:
         fmt = data.get("format") or detect_format(upload.name or "")
     except ImportFileError as error:
@@ -106,9 +111,9 @@ def _import(data: dict[str, Any], request: Request) -> dict[str, Any]:
     set_name = (data.get("item_set") or "").strip() or round_name
     # names first: a taken one refuses the request before the file is read
     if set_name and ItemSet.objects.filter(name=set_name).exists():
-        raise _conflict("item_set", f"an item set named {set_name!r} already exists")
+        raise _conflict("item_set", _("an item set named %(name)s already exists") % {"name": repr(set_name)})
     if round_name and Round.objects.filter(name=round_name).exists():
-        raise _conflict("round", f"a round named {round_name!r} already exists")
+        raise _conflict("round", _("a round named %(name)s already exists") % {"name": repr(round_name)})
     with transaction.atomic():
         try:
             report = items_import(data=upload.read(), fmt=fmt, source=source)

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 STAGING_TTL_SECONDS = 3600
 MAX_UPLOAD = 50 * 1024 * 1024
@@ -66,7 +67,7 @@ def staging_sweep(*, now: float | None = None) -> int:
 
 def upload_stage(*, data: bytes, fmt: str, source: str, name: str, owner_id: int, digest: str) -> Staged:
     if len(data) > MAX_UPLOAD:
-        raise StagingError(f"the file is larger than {MAX_UPLOAD // 1024 // 1024} MB")
+        raise StagingError(_("the file is larger than %(mb)s MB") % {"mb": MAX_UPLOAD // 1024 // 1024})
     staging_sweep()
     staging_dir().mkdir(parents=True, exist_ok=True)
     staged = Staged(
@@ -87,27 +88,33 @@ def upload_stage(*, data: bytes, fmt: str, source: str, name: str, owner_id: int
     return staged
 
 
+def _no_such_upload() -> str:
+    return _("no such upload (already imported, discarded or never made); upload the file again")
+
+
 def upload_load(*, token: str, sha256: str, owner_id: int) -> tuple[Staged, bytes]:
     """The staged upload for a confirmation, or StagingError saying why not."""
-    again = "upload the file again"
     if not TOKEN_RE.match(token or ""):
-        raise StagingError(f"the upload token is missing or malformed; {again}")
+        raise StagingError(_("the upload token is missing or malformed; upload the file again"))
     upload, meta = _paths(token)
     try:
         staged = Staged(**json.loads(meta.read_text()))
         age = time.time() - min(upload.stat().st_mtime, meta.stat().st_mtime)
         data = upload.read_bytes()
     except (OSError, ValueError, TypeError):
-        raise StagingError(f"no such upload (already imported, discarded or never made); {again}") from None
+        raise StagingError(_no_such_upload()) from None
     if staged.owner_id != owner_id:
-        raise StagingError(f"no such upload (already imported, discarded or never made); {again}")
+        raise StagingError(_no_such_upload())
     if age > STAGING_TTL_SECONDS:
         upload_discard(token=token)
-        raise StagingError(f"the upload expired (kept {STAGING_TTL_SECONDS // 60} minutes); {again}")
+        raise StagingError(
+            _("the upload expired (kept %(minutes)s minutes); upload the file again")
+            % {"minutes": STAGING_TTL_SECONDS // 60}
+        )
     if sha256 != staged.sha256:
-        raise StagingError(f"the checksum does not match the previewed upload; {again}")
+        raise StagingError(_("the checksum does not match the previewed upload; upload the file again"))
     if hashlib.sha256(data).hexdigest() != staged.sha256:
-        raise StagingError(f"the staged file changed since the preview; {again}")
+        raise StagingError(_("the staged file changed since the preview; upload the file again"))
     return staged, data
 
 

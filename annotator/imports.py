@@ -19,6 +19,8 @@ from pathlib import PurePath
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from annotator.models import Item
 from annotator.queries import items_copy, items_insert_many
@@ -48,8 +50,10 @@ class ImportProblem:
     def __str__(self) -> str:
         if not self.line:  # about the whole file (its name, encoding, emptiness), not one of its lines
             return self.message
-        where = f"line {self.line}" + (f", column {self.column}" if self.column else "")
-        return f"{where}: {self.message}"
+        named = {"line": self.line, "column": self.column, "message": self.message}
+        if self.column:
+            return _("line %(line)s, column %(column)s: %(message)s") % named
+        return _("line %(line)s: %(message)s") % named
 
 
 def capped(problems: list[ImportProblem]) -> list[ImportProblem]:
@@ -57,7 +61,8 @@ def capped(problems: list[ImportProblem]) -> list[ImportProblem]:
     that every place that lists them (page, command, message) says so."""
     if len(problems) <= MAX_REPORTED:
         return list(problems)
-    return [*problems[:MAX_REPORTED], ImportProblem(0, "", f"... and {len(problems) - MAX_REPORTED} more")]
+    more = _("... and %(n)s more") % {"n": len(problems) - MAX_REPORTED}
+    return [*problems[:MAX_REPORTED], ImportProblem(0, "", more)]
 
 
 class ImportFileError(ValueError):
@@ -76,14 +81,16 @@ class ImportReport:
     source_ids: list[str] = field(default_factory=list, repr=False)
 
     def summary(self) -> str:
-        return (
-            f"{_count(self.rows, 'row')} read from {self.source}: {_count(self.created, 'item')} created, "
-            f"{self.unchanged} already present and unchanged"
-        )
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
+        rows = ngettext("%(n)s row", "%(n)s rows", self.rows) % {"n": self.rows}
+        created = ngettext("%(n)s item", "%(n)s items", self.created) % {"n": self.created}
+        return _(
+            "%(rows)s read from %(source)s: %(created)s created, %(unchanged)s already present and unchanged"
+        ) % {
+            "rows": rows,
+            "source": self.source,
+            "created": created,
+            "unchanged": self.unchanged,
+        }
 
 
 DEFAULT_SOURCE = "crowd-enVent"
@@ -109,7 +116,10 @@ def detect_format(filename: str) -> str:
     raise ImportFileError(
         [
             ImportProblem(
-                0, "", f"cannot tell the format of {filename!r} from its name: choose TSV, JSONL or CSV"
+                0,
+                "",
+                _("cannot tell the format of %(name)s from its name: choose TSV, JSONL or CSV")
+                % {"name": repr(filename)},
             )
         ]
     )
@@ -141,10 +151,13 @@ def _decode(data: bytes | str) -> str:
             start = error.start + (3 if number == 1 and line.startswith(b"\xef\xbb\xbf") else 0)
             problems.append(
                 ImportProblem(
-                    number, "", f"not UTF-8 text (byte 0x{line[start]:02x}, byte {start + 1} of the line)"
+                    number,
+                    "",
+                    _("not UTF-8 text (byte 0x%(byte)s, byte %(position)s of the line)")
+                    % {"byte": f"{line[start]:02x}", "position": start + 1},
                 )
             )
-    raise ImportFileError(problems or [ImportProblem(0, "", "not UTF-8 text")])
+    raise ImportFileError(problems or [ImportProblem(0, "", _("not UTF-8 text"))])
 
 
 def _records(data: str, fmt: str, problems: list[ImportProblem]) -> Iterable[tuple[int, dict[str, Any]]]:
@@ -155,7 +168,9 @@ def _records(data: str, fmt: str, problems: list[ImportProblem]) -> Iterable[tup
             if None in row:
                 problems.append(
                     ImportProblem(
-                        reader.line_num, "", f"more fields than the {len(reader.fieldnames)} headers"
+                        reader.line_num,
+                        "",
+                        _("more fields than the %(n)s headers") % {"n": len(reader.fieldnames)},
                     )
                 )
                 continue
@@ -170,14 +185,19 @@ def _records(data: str, fmt: str, problems: list[ImportProblem]) -> Iterable[tup
             obj = jsonio.loads(line)
         except json.JSONDecodeError as error:
             problems.append(
-                ImportProblem(number, "", f"malformed JSON: {error.msg} (character {error.colno})")
+                ImportProblem(
+                    number,
+                    "",
+                    _("malformed JSON: %(error)s (character %(column)s)")
+                    % {"error": error.msg, "column": error.colno},
+                )
             )
             continue
         except jsonio.JSONTooComplex as error:
             problems.append(ImportProblem(number, "", str(error)))
             continue
         if not isinstance(obj, dict):
-            problems.append(ImportProblem(number, "", "expected a JSON object"))
+            problems.append(ImportProblem(number, "", _("expected a JSON object")))
             continue
         yield number, obj
 
@@ -193,7 +213,14 @@ def read_items(data: bytes | str, fmt: str) -> list[dict[str, Any]]:
     """Validated item rows (model field values) from a file's content, or ImportFileError."""
     if fmt not in FORMATS:
         raise ImportFileError(
-            [ImportProblem(0, "", f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")]
+            [
+                ImportProblem(
+                    0,
+                    "",
+                    _("unknown format %(format)s; use one of %(formats)s")
+                    % {"format": repr(fmt), "formats": ", ".join(FORMATS)},
+                )
+            ]
         )
     data = _decode(data)
     labels = set(active_rule_set().emotions)
@@ -213,21 +240,30 @@ def read_items(data: bytes | str, fmt: str) -> list[dict[str, Any]]:
             if key in required and column is None:
                 absent[key].append(line)
             elif key in required and not value:
-                problems.append(ImportProblem(line, column, "missing or empty"))
+                problems.append(ImportProblem(line, column, _("missing or empty")))
             row[key] = value
         if row["reference_label"] and row["reference_label"] not in labels:
-            column, _ = _pick(raw, "reference_label")
+            column = _pick(raw, "reference_label")[0]
             problems.append(
                 ImportProblem(
                     line,
                     column or "emotion",
-                    f"{row['reference_label']!r} is not an emotion of rule set "
-                    f"v{active_rule_set().version}; allowed: {', '.join(sorted(labels))}",
+                    _("%(label)s is not an emotion of rule set v%(version)s; allowed: %(allowed)s")
+                    % {
+                        "label": repr(row["reference_label"]),
+                        "version": active_rule_set().version,
+                        "allowed": ", ".join(sorted(labels)),
+                    },
                 )
             )
         if row["source_id"] in seen:
             problems.append(
-                ImportProblem(line, "text_id", f"{row['source_id']!r} repeats line {seen[row['source_id']]}")
+                ImportProblem(
+                    line,
+                    "text_id",
+                    _("%(id)s repeats line %(line)s")
+                    % {"id": repr(row["source_id"]), "line": seen[row["source_id"]]},
+                )
             )
         seen.setdefault(row["source_id"], line)
         if not row["masked_text"]:
@@ -240,7 +276,11 @@ def read_items(data: bytes | str, fmt: str) -> list[dict[str, Any]]:
             try:
                 appraisals[name] = int(value)
             except (TypeError, ValueError):
-                problems.append(ImportProblem(line, name, f"{value!r} is not a whole-number rating"))
+                problems.append(
+                    ImportProblem(
+                        line, name, _("%(value)s is not a whole-number rating") % {"value": repr(value)}
+                    )
+                )
         row["appraisals"] = appraisals
         row["metadata"] = {name: raw[name] for name in METADATA if raw.get(name) not in (None, "")}
         for column, value in [*given, *row["metadata"].items()]:
@@ -250,7 +290,7 @@ def read_items(data: bytes | str, fmt: str) -> list[dict[str, Any]]:
         rows.append(row)
     problems += _absent_fields(absent, len(rows), fmt, data)
     if not rows and not problems:
-        problems.append(ImportProblem(0, "", "the file holds no rows"))
+        problems.append(ImportProblem(0, "", _("the file holds no rows")))
     if problems:
         raise ImportFileError(sorted(problems, key=lambda p: p.line))
     return rows
@@ -270,11 +310,13 @@ def unstorable_text(value: str) -> str:
     """Why a string cannot be stored ("" when it can): a NUL (PostgreSQL refuses it) or a lone
     surrogate (not encodable as UTF-8). The import and the annotation services both ask it."""
     if "\x00" in value:
-        return "contains a NUL character"
+        return _("contains a NUL character")
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as error:
-        return f"contains a lone surrogate ({value[error.start]!a}), not text"
+        return _("contains a lone surrogate (%(character)s), not text") % {
+            "character": ascii(value[error.start])
+        }
     return ""
 
 
@@ -287,15 +329,24 @@ def _absent_fields(absent: dict[str, list[int]], rows: int, fmt: str, data: str)
         if not lines:
             continue
         if len(lines) < rows:
-            problems += [ImportProblem(line, names, "missing or empty") for line in lines]
+            problems += [ImportProblem(line, names, _("missing or empty")) for line in lines]
         elif fmt == "jsonl":
-            article = "an" if names[0] in "aeiou" else "a"
-            problems.append(ImportProblem(0, "", f"no line has {article} {names} field"))
+            if names[0] in "aeiou":
+                message = _("no line has an %(names)s field") % {"names": names}
+            else:
+                message = _("no line has a %(names)s field") % {"names": names}
+            problems.append(ImportProblem(0, "", message))
         else:
             delimiter = "\t" if fmt == "tsv" else ","
             header = next(csv.reader(io.StringIO(data, newline=""), delimiter=delimiter), [])
-            shown = ", ".join(h for h in header if h) or "nothing"
-            problems.append(ImportProblem(1, "", f"no {names} column; the header has: {shown}"))
+            shown = ", ".join(h for h in header if h) or _("nothing")
+            problems.append(
+                ImportProblem(
+                    1,
+                    "",
+                    _("no %(names)s column; the header has: %(header)s") % {"names": names, "header": shown},
+                )
+            )
     return problems
 
 
@@ -347,8 +398,11 @@ def _plan(data: bytes | str, fmt: str, source: str) -> _Plan:
                 ImportProblem(
                     row["line"],
                     "text_id",
-                    f"{row['source_id']!r} already exists in {source} with a different text or label; "
-                    "refusing to overwrite it",
+                    _(
+                        "%(id)s already exists in %(source)s with a different text or label; "
+                        "refusing to overwrite it"
+                    )
+                    % {"id": repr(row["source_id"]), "source": source},
                 )
             )
     return plan
@@ -440,8 +494,11 @@ def _checked_plan(data: bytes | str, fmt: str, source: str, expected: str | None
                 ImportProblem(
                     0,
                     "",
-                    f"the items of {source} changed since the preview, so this file would now create "
-                    f"{len(plan.new)} items, not what you saw; preview it again",
+                    _(
+                        "the items of %(source)s changed since the preview, so this file would now create "
+                        "%(n)s items, not what you saw; preview it again"
+                    )
+                    % {"source": source, "n": len(plan.new)},
                 )
             ]
         )

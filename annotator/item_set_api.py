@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.request import Request
@@ -45,13 +46,20 @@ class ItemSetIn(serializers.Serializer):
         if "item_ids" in data:
             if draw:
                 raise serializers.ValidationError(
-                    {"item_ids": [f"give item_ids or a draw ({', '.join(sorted(draw))}), not both"]}
+                    {
+                        "item_ids": [
+                            _("give item_ids or a draw (%(fields)s), not both")
+                            % {"fields": ", ".join(sorted(draw))}
+                        ]
+                    }
                 )
             return data
         if data.get("seed") is None:
-            raise serializers.ValidationError({"seed": ["give item_ids, or a seed with per_stratum or size"]})
+            raise serializers.ValidationError(
+                {"seed": [_("give item_ids, or a seed with per_stratum or size")]}
+            )
         if (data.get("per_stratum") is None) == (data.get("size") is None):
-            raise serializers.ValidationError({"size": ["give either per_stratum or size"]})
+            raise serializers.ValidationError({"size": [_("give either per_stratum or size")]})
         return data
 
 

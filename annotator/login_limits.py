@@ -20,6 +20,7 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.utils.translation import gettext as _
 
 API_PREFIX = "/api/"
 
@@ -52,10 +53,10 @@ def locked_out(
     """The answer to a login refused by a lockout (AXES_LOCKOUT_CALLABLE): 429 with Retry-After,
     the login page saying why and for how long (no password was checked), JSON under /api/."""
     wait = minutes()
-    detail = (
-        f"Too many failed logins from this address or for this account: logging in is refused for "
-        f"{wait} minutes. An admin can lift it sooner."
-    )
+    detail = _(
+        "Too many failed logins from this address or for this account: logging in is refused for "
+        "%(minutes)s minutes. An admin can lift it sooner."
+    ) % {"minutes": wait}
     if request.path.startswith(API_PREFIX):
         response: HttpResponse = JsonResponse({"detail": detail}, status=429)
     else:

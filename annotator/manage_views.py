@@ -7,6 +7,8 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
 
 from annotator.import_staging import (
@@ -33,32 +35,59 @@ from annotator.search import items_searched, search_field
 
 
 class ImportForm(forms.Form):
-    file = forms.FileField(help_text="crowd-enVent TSV, JSONL or CSV")
+    file = forms.FileField(
+        label=gettext_lazy("File"), help_text=gettext_lazy("crowd-enVent TSV, JSONL or CSV")
+    )
     format = forms.ChoiceField(
-        choices=[("", "from the file name")] + [(f, f) for f in FORMATS], required=False
+        choices=[("", gettext_lazy("from the file name"))] + [(f, f) for f in FORMATS],
+        required=False,
+        label=gettext_lazy("Format"),
     )
     source = forms.CharField(
         max_length=64,
         required=False,
-        help_text="empty: crowd-enVent for a crowd-enVent TSV, the file's name for JSONL or CSV",
+        label=gettext_lazy("Source"),
+        help_text=gettext_lazy(
+            "empty: crowd-enVent for a crowd-enVent TSV, the file's name for JSONL or CSV"
+        ),
     )
 
 
 class DrawForm(forms.Form):
-    name = forms.CharField(max_length=100)
-    tier = forms.ChoiceField(choices=ItemSet.Tier.choices, initial=ItemSet.Tier.OTHER)
-    seed = forms.IntegerField()
-    per_stratum = forms.IntegerField(min_value=1, required=False, help_text="items per reference label")
-    size = forms.IntegerField(min_value=1, required=False, help_text="or: this many items overall")
-    disjoint_from = forms.ModelChoiceField(
-        ItemSet.objects.all(), required=False, help_text="held-out set to avoid"
+    name = forms.CharField(max_length=100, label=gettext_lazy("Name"))
+    tier = forms.ChoiceField(
+        choices=ItemSet.Tier.choices, initial=ItemSet.Tier.OTHER, label=gettext_lazy("Tier")
     )
-    source = forms.CharField(max_length=64, required=False, help_text="only items of this source; empty: all")
+    seed = forms.IntegerField(label=gettext_lazy("Seed"))
+    per_stratum = forms.IntegerField(
+        min_value=1,
+        required=False,
+        label=gettext_lazy("Per stratum"),
+        help_text=gettext_lazy("items per reference label"),
+    )
+    size = forms.IntegerField(
+        min_value=1,
+        required=False,
+        label=gettext_lazy("Size"),
+        help_text=gettext_lazy("or: this many items overall"),
+    )
+    disjoint_from = forms.ModelChoiceField(
+        ItemSet.objects.all(),
+        required=False,
+        label=gettext_lazy("Disjoint from"),
+        help_text=gettext_lazy("held-out set to avoid"),
+    )
+    source = forms.CharField(
+        max_length=64,
+        required=False,
+        label=gettext_lazy("Source"),
+        help_text=gettext_lazy("only items of this source; empty: all"),
+    )
 
     def clean(self):
         data = super().clean()
         if bool(data.get("per_stratum")) == bool(data.get("size")):
-            raise forms.ValidationError("give either a number per label or an overall size")
+            raise forms.ValidationError(_("give either a number per label or an overall size"))
         return data
 
 
@@ -101,7 +130,10 @@ def import_items(request: HttpRequest) -> HttpResponse:
     upload = form.cleaned_data["file"]
     if upload.size > MAX_UPLOAD:
         return _import_page(
-            request, form, problems=[f"the file is larger than {MAX_UPLOAD // 1024 // 1024} MB"], status=400
+            request,
+            form,
+            problems=[_("the file is larger than %(mb)s MB") % {"mb": MAX_UPLOAD // 1024 // 1024}],
+            status=400,
         )
     try:
         fmt = form.cleaned_data["format"] or detect_format(upload.name)
@@ -135,7 +167,10 @@ def import_confirm(request: HttpRequest) -> HttpResponse:
     if not confirm.is_valid():
         missing = ", ".join(confirm.errors)
         return _import_page(
-            request, ImportForm(), problems=[f"{missing}: missing; upload the file again"], status=400
+            request,
+            ImportForm(),
+            problems=[_("%(fields)s: missing; upload the file again") % {"fields": missing}],
+            status=400,
         )
     token = confirm.cleaned_data["token"]
     try:
@@ -178,7 +213,8 @@ def draw_item_set(request: HttpRequest) -> HttpResponse:
         else:
             messages.success(
                 request,
-                f"Drew {created.name}: {created.size} items (seed {created.seed}).",
+                _("Drew %(name)s: %(size)s items (seed %(seed)s).")
+                % {"name": created.name, "size": created.size, "seed": created.seed},
                 extra_tags="draw-report",
             )
             return redirect("manage_item_sets")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from nsmcore.schema import SLOTS
 
@@ -50,13 +51,13 @@ class ItemSet(models.Model):
     """A named draw of items (an evidence tier), recording how it was drawn."""
 
     class Tier(models.TextChoices):
-        PILOT = "P", "P: pilot"
-        AUTOMATIC = "A", "A: automatic full batch"
-        SILVER = "S", "S: silver model-annotator pass"
-        HUMAN = "H", "H: human dual annotation"
-        GOLD = "gold", "gold: adjudicated"
-        EVAL = "eval", "eval: held-out"
-        OTHER = "other", "other"
+        PILOT = "P", _("P: pilot")
+        AUTOMATIC = "A", _("A: automatic full batch")
+        SILVER = "S", _("S: silver model-annotator pass")
+        HUMAN = "H", _("H: human dual annotation")
+        GOLD = "gold", _("gold: adjudicated")
+        EVAL = "eval", _("eval: held-out")
+        OTHER = "other", _("other")
 
     name = models.CharField(max_length=100, unique=True)
     tier = models.CharField(max_length=8, choices=Tier.choices, default=Tier.OTHER)
@@ -98,15 +99,15 @@ class Round(models.Model):
 
     TEXT_GENERATED = "text"
     TEXT_MASKED = "masked_text"
-    TEXT_FIELDS = [(TEXT_GENERATED, "generated text"), (TEXT_MASKED, "emotion-masked text")]
+    TEXT_FIELDS = [(TEXT_GENERATED, _("generated text")), (TEXT_MASKED, _("emotion-masked text"))]
 
     class Mode(models.TextChoices):
-        PREFILLED = "prefilled", "prefilled by the parser"
-        BLIND = "blind", "blind (no parser output)"
+        PREFILLED = "prefilled", _("prefilled by the parser")
+        BLIND = "blind", _("blind (no parser output)")
 
     class PassKind(models.TextChoices):
-        HUMAN = "human", "human"
-        SILVER = "silver", "silver (model annotator)"
+        HUMAN = "human", _("human")
+        SILVER = "silver", _("silver (model annotator)")
 
     name = models.CharField(max_length=100, unique=True)
     item_set = models.ForeignKey(ItemSet, on_delete=models.PROTECT, related_name="rounds")

@@ -14,6 +14,8 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from rest_framework.permissions import BasePermission
 
 ANNOTATOR = "annotator"
@@ -64,7 +66,7 @@ def require_role(*roles: str):
             if not request.user.is_authenticated:
                 return redirect_to_login(request.get_full_path())
             if not user_roles(request.user) & set(roles):
-                raise PermissionDenied(f"this page is for: {', '.join(roles)}")
+                raise PermissionDenied(_("this page is for: %(roles)s") % {"roles": ", ".join(roles)})
             return view(request, *args, **kwargs)
 
         return wrapped
@@ -86,7 +88,7 @@ def HasRole(*roles: str, message: str) -> type[BasePermission]:
     return _HasRole
 
 
-NO_ROLE = "you have no role in this project, so only Home is open to you"
+NO_ROLE = gettext_lazy("you have no role in this project, so only Home is open to you")
 
 
 class IsMember(BasePermission):

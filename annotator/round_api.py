@@ -9,6 +9,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import generics, serializers, status
 from rest_framework.request import Request
@@ -51,10 +52,10 @@ SMALL_INT = 2**15 - 1
 # The round's choices as plain value lists: the prefill job's "mode" and "text_field" have other
 # values, so the schema names these apart (the mode's enum is RoundModeEnum through
 # SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"], which matches this list).
-MODES = [value for value, _ in Round.Mode.choices]
+MODES = [value for value, _label in Round.Mode.choices]
 
 
-TEXT_FIELDS = [value for value, _ in Round.TEXT_FIELDS]
+TEXT_FIELDS = [value for value, _label in Round.TEXT_FIELDS]
 
 
 @extend_schema_field({"type": "string", "enum": MODES})
@@ -101,7 +102,8 @@ class AnnotatorsField(serializers.ListField):
         unknown = [v for v in values if v not in by_key]
         if unknown:
             raise serializers.ValidationError(
-                f"no active annotator named (or with the id) {', '.join(map(repr, unknown[:10]))}"
+                _("no active annotator named (or with the id) %(names)s")
+                % {"names": ", ".join(map(repr, unknown[:10]))}
             )
         return [by_key[v] for v in values]
 
@@ -211,12 +213,13 @@ def _create_round(data: dict[str, Any], *, name: str, item_set: ItemSet) -> Roun
         # as the new-round page offers them: parsers with legal predictions for the set's items
         offered = [c.parser for c in parser_coverage(item_set)]
         if parser not in offered:  # (one read from another text field: round_create names it)
-            shown = ", ".join(offered) or "none"
+            shown = ", ".join(offered) or _("none")
             raise Refused(
                 400,
                 {
                     "prefill_parser": [
-                        f"{parser!r} has no legal prediction for this item set; parsers: {shown}"
+                        _("%(parser)s has no legal prediction for this item set; parsers: %(parsers)s")
+                        % {"parser": repr(parser), "parsers": shown}
                     ]
                 },
             )
@@ -309,7 +312,7 @@ class RoundPoolAdd(AdminApi):
         except serializers.ValidationError as error:
             return Response({"annotator": error.detail}, status=status.HTTP_400_BAD_REQUEST)
         if len(found) != 1:
-            return Response({"annotator": ["name one annotator"]}, status=status.HTTP_400_BAD_REQUEST)
+            return Response({"annotator": [_("name one annotator")]}, status=status.HTTP_400_BAD_REQUEST)
         annotator = found[0]
         try:
             change = round_annotator_add(round_=round_, annotator=annotator)
@@ -336,7 +339,9 @@ class RoundPoolRemove(AdminApi):
         if found is None and user.isascii() and user.isdigit() and len(user) < 19:
             found = User.objects.filter(pk=int(user)).first()
         if found is None:
-            return Response({"detail": f"no user {user!r}"}, status=status.HTTP_404_NOT_FOUND)
+            return Response(
+                {"detail": _("no user %(user)s") % {"user": repr(user)}}, status=status.HTTP_404_NOT_FOUND
+            )
         try:
             change = round_annotator_remove(round_=round_, annotator=found)
         except RoundError as error:

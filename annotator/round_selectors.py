@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser, User
 from django.db.models import Count, Q, QuerySet
+from django.utils.translation import gettext as _
 
 from annotator.models import Assignment, Item, ItemSet, ParserPrediction, Round
 from annotator.roles import ANNOTATOR
@@ -67,7 +68,11 @@ class ParserCoverage:
     size: int
 
     def label(self) -> str:
-        return f"{self.parser} (legal predictions for {self.covered} of {self.size} items)"
+        return _("%(parser)s (legal predictions for %(covered)s of %(size)s items)") % {
+            "parser": self.parser,
+            "covered": self.covered,
+            "size": self.size,
+        }
 
 
 def parser_coverage(item_set: ItemSet, text_field: str = "") -> list[ParserCoverage]:
@@ -103,14 +108,19 @@ def field_mismatch_problem(item_set: ItemSet, parser: str, text_field: str) -> s
     other = parsers_of_other_fields(item_set, text_field).get(parser)
     if not other:
         return None
-    read = " and ".join(f"{f!r} ({FIELD_NAMES.get(f, f)})" for f in other)
-    matching = ", ".join(c.parser for c in parser_coverage(item_set, text_field)) or "none yet"
-    return (
-        f"{parser}'s predictions for this set read {read}, but the round shows {text_field!r} "
-        f"({FIELD_NAMES.get(text_field, text_field)}): its annotators would be prefilled from another "
-        f"text. Prefill the set reading {text_field!r} first (a prefill job), or choose a parser that "
-        f"read it: {matching}"
-    )
+    read = _(" and ").join(f"{f!r} ({FIELD_NAMES.get(f, f)})" for f in other)
+    matching = ", ".join(c.parser for c in parser_coverage(item_set, text_field)) or _("none yet")
+    return _(
+        "%(parser)s's predictions for this set read %(read)s, but the round shows %(field)s "
+        "(%(field_name)s): its annotators would be prefilled from another text. Prefill the set reading "
+        "%(field)s first (a prefill job), or choose a parser that read it: %(matching)s"
+    ) % {
+        "parser": parser,
+        "read": read,
+        "field": repr(text_field),
+        "field_name": FIELD_NAMES.get(text_field, text_field),
+        "matching": matching,
+    }
 
 
 @dataclass(frozen=True)
@@ -182,12 +192,12 @@ def first_run_steps() -> list[Step] | None:
     if Round.objects.exists():
         return None
     raw = [
-        ("import", "Import items (a TSV, CSV or JSONL file)", "manage_import", Item.objects.exists()),
-        ("item_set", "Draw an item set from them", "manage_item_sets", ItemSet.objects.exists()),
-        ("round", "Create a round over the set", "manage_round_new", False),
-        ("annotators", "Give people the annotator role", "manage_users", annotator_choices().exists()),
+        ("import", _("Import items (a TSV, CSV or JSONL file)"), "manage_import", Item.objects.exists()),
+        ("item_set", _("Draw an item set from them"), "manage_item_sets", ItemSet.objects.exists()),
+        ("round", _("Create a round over the set"), "manage_round_new", False),
+        ("annotators", _("Give people the annotator role"), "manage_users", annotator_choices().exists()),
     ]
-    first_open = next((name for name, _, _, done in raw if not done), None)
+    first_open = next((step[0] for step in raw if not step[3]), None)
     return [
         Step(name, title, url_name, done, "done" if done else "next" if name == first_open else "todo")
         for name, title, url_name, done in raw

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from annotator.forms import PoolForm, RoundForm
@@ -83,7 +84,11 @@ def round_new(request: HttpRequest) -> HttpResponse:
     except RoundError as error:
         form.add_error(error.field if error.field in form.fields else None, str(error))
         return _new_round_page(request, form, status=400)
-    messages.success(request, f"Round {round_.name} created: {round_.assignments.count()} assignments.")
+    messages.success(
+        request,
+        _("Round %(name)s created: %(n)s assignments.")
+        % {"name": round_.name, "n": round_.assignments.count()},
+    )
     return redirect("manage_round", round_id=round_.pk)
 
 
@@ -116,15 +121,21 @@ def _pool_change(request: HttpRequest, round_id: int, *, add: bool) -> HttpRespo
     candidates = annotator_choices() if add else round_.pool.all()
     form = PoolForm(request.POST, queryset=candidates)
     if not form.is_valid():
-        where = "an active annotator outside the pool" if add else "a member of the pool"
-        return _round_page(request, round_, problem=("annotator", f"annotator: choose {where}"), status=400)
+        if add:
+            problem = _("annotator: choose an active annotator outside the pool")
+        else:
+            problem = _("annotator: choose a member of the pool")
+        return _round_page(request, round_, problem=("annotator", problem), status=400)
     annotator = form.cleaned_data["annotator"]
     try:
         change = (round_annotator_add if add else round_annotator_remove)(round_=round_, annotator=annotator)
     except RoundError as error:
         return _round_page(request, round_, problem=(error.field, str(error)), status=400)
-    verb = "added to" if add else "removed from"
-    messages.success(request, f"{annotator.username} {verb} the pool: {change.summary()}.")
+    if add:
+        done = _("%(user)s added to the pool: %(summary)s.")
+    else:
+        done = _("%(user)s removed from the pool: %(summary)s.")
+    messages.success(request, done % {"user": annotator.username, "summary": change.summary()})
     return redirect("manage_round", round_id=round_.pk)
 
 

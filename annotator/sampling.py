@@ -8,22 +8,25 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext as _
 
 from annotator.models import Item, ItemSet, ItemSetMember
 from annotator.queries import item_set_members_insert
 
 
 class DrawError(ValueError):
-    """A draw or an item set refused; ``field`` names the input at fault (the API's 400 says it)."""
+    """A draw or an item set refused; ``field`` names the input at fault (the API's 400 says it),
+    ``taken`` says the name is another set's."""
 
-    def __init__(self, message: str, *, field: str = "") -> None:
+    def __init__(self, message: str, *, field: str = "", taken: bool = False) -> None:
         super().__init__(message)
         self.field = field
+        self.taken = taken
 
     @property
     def api_status(self) -> int:
         """409 for a name already taken, else 400."""
-        return 409 if "already exists" in str(self) else 400
+        return 409 if self.taken else 400
 
     def api_body(self) -> dict[str, Any]:
         field = "name" if self.api_status == 409 else self.field
@@ -51,14 +54,23 @@ def draw_ids(
             by_label[label].append(item_id)
         short = {label: len(ids) for label, ids in by_label.items() if len(ids) < per_stratum}
         if short:
-            detail = ", ".join(f"{label} has {n}" for label, n in sorted(short.items()))
-            raise DrawError(f"not enough items for {per_stratum} per label: {detail}", field="per_stratum")
+            detail = ", ".join(
+                _("%(label)s has %(n)s") % {"label": label, "n": n} for label, n in sorted(short.items())
+            )
+            raise DrawError(
+                _("not enough items for %(n)s per label: %(detail)s") % {"n": per_stratum, "detail": detail},
+                field="per_stratum",
+            )
         chosen = [i for label in sorted(by_label) for i in rng.sample(by_label[label], per_stratum)]
     else:
         if size is None or size < 1:
-            raise DrawError("give a size, or a number per label")
+            raise DrawError(_("give a size, or a number per label"))
         if size > len(ordered):
-            raise DrawError(f"asked for {size} items but only {len(ordered)} are available", field="size")
+            raise DrawError(
+                _("asked for %(size)s items but only %(n)s are available")
+                % {"size": size, "n": len(ordered)},
+                field="size",
+            )
         chosen = rng.sample([i for i, _ in ordered], size)
     rng.shuffle(chosen)
     return chosen
@@ -77,7 +89,7 @@ def item_set_draw(
     created_by: AbstractBaseUser | None = None,
 ) -> ItemSet:
     if ItemSet.objects.filter(name=name).exists():
-        raise DrawError(f"an item set named {name!r} already exists")
+        raise _taken(name)
     items = Item.objects.all()
     if source:
         items = items.filter(source=source)
@@ -101,19 +113,25 @@ def item_set_draw(
     return item_set
 
 
+def _taken(name: str) -> DrawError:
+    return DrawError(_("an item set named %(name)s already exists") % {"name": repr(name)}, taken=True)
+
+
 def _new_item_set(**fields: Any) -> ItemSet:
     """The ItemSet row; DrawError when the name was taken since the caller checked it (another
     request created a set of that name at the same moment), as when it was taken before."""
     if not str(fields["name"]).isprintable():
         raise DrawError(
-            f"item set name {fields['name']!r}: no control characters (newline, tab)", field="name"
+            _("item set name %(name)s: no control characters (newline, tab)")
+            % {"name": repr(fields["name"])},
+            field="name",
         )
     try:
         with transaction.atomic():
             return ItemSet.objects.create(**fields)
     except IntegrityError:
         if ItemSet.objects.filter(name=fields["name"]).exists():
-            raise DrawError(f"an item set named {fields['name']!r} already exists") from None
+            raise _taken(fields["name"]) from None
         raise
 
 
@@ -140,16 +158,20 @@ def item_set_of_ids(
     DrawError names a taken name, a repeated id or ids that are no item (unless ``ids_checked``:
     the caller has just read them from the database)."""
     if ItemSet.objects.filter(name=name).exists():
-        raise DrawError(f"an item set named {name!r} already exists")
+        raise _taken(name)
     if not item_ids:
-        raise DrawError("an item set needs at least one item", field="item_ids")
+        raise DrawError(_("an item set needs at least one item"), field="item_ids")
     repeated = sorted(i for i, n in Counter(item_ids).items() if n > 1)
     if repeated:
-        raise DrawError(f"item ids repeat: {', '.join(map(str, repeated[:10]))}", field="item_ids")
+        raise DrawError(
+            _("item ids repeat: %(ids)s") % {"ids": ", ".join(map(str, repeated[:10]))}, field="item_ids"
+        )
     found = set() if ids_checked else set(Item.objects.filter(pk__in=item_ids).values_list("pk", flat=True))
     missing = [] if ids_checked else [i for i in item_ids if i not in found]
     if missing:
-        raise DrawError(f"no item has the id {', '.join(map(str, missing[:10]))}", field="item_ids")
+        raise DrawError(
+            _("no item has the id %(ids)s") % {"ids": ", ".join(map(str, missing[:10]))}, field="item_ids"
+        )
     item_set = _new_item_set(name=name, tier=tier, size=len(item_ids), created_by=created_by)
     item_set_members_insert(item_set.pk, item_ids)  # an import's thousands of rows, at once
     return item_set

@@ -9,6 +9,7 @@ import re
 import django_filters
 from django import forms
 from django.db.models import QuerySet
+from django.utils.translation import gettext as _
 
 from annotator.queries import item_search
 
@@ -28,9 +29,9 @@ def clean_search(q: str) -> str:
     q = q.strip()
     terms = search_terms(q)
     if q and not terms:
-        raise forms.ValidationError("search for words (letters or digits)")
+        raise forms.ValidationError(_("search for words (letters or digits)"))
     if len(terms) > MAX_TERMS:
-        raise forms.ValidationError(f"search for at most {MAX_TERMS} words")
+        raise forms.ValidationError(_("search for at most %(n)s words") % {"n": MAX_TERMS})
     return q
 
 

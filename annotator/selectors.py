@@ -8,6 +8,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Q
 from django.http import Http404
+from django.utils.translation import gettext as _
 
 from annotator.models import Annotation, AnnotationDraft, Assignment, ParserPrediction, Round
 from annotator.queries import assignment_with_annotation
@@ -153,7 +154,7 @@ def assignment_for_user(user: AbstractBaseUser, assignment_id: int) -> Assignmen
     besides authentication, its submit one read before the writes (benchmarks/bench_load.py)."""
     assignment = assignment_with_annotation(user.pk, assignment_id)
     if assignment is None:
-        raise Http404("No such assignment")
+        raise Http404(_("No such assignment"))
     return assignment
 
 
@@ -188,7 +189,7 @@ def round_for_user(user: AbstractBaseUser, round_id: int) -> Round:
     """A round the user has items in, else 404 (as ``assignment_for_user``)."""
     round_ = Round.objects.filter(pk=round_id, assignments__annotator=user).distinct().first()
     if round_ is None:
-        raise Http404("No such round")
+        raise Http404(_("No such round"))
     return round_
 
 

@@ -11,6 +11,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.db.models import Count, F
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 import nsmcore
 from annotator.imports import unstorable_text
@@ -36,16 +38,18 @@ VERSION_MAX = 2_147_483_647  # the largest version the column holds
 
 
 class RoundError(ValueError):
-    """A refused round change; ``field`` names the input at fault (for forms)."""
+    """A refused round change; ``field`` names the input at fault (for forms), ``taken`` says the
+    name is another round's."""
 
-    def __init__(self, message: str, *, field: str = ""):
+    def __init__(self, message: str, *, field: str = "", taken: bool = False):
         self.field = field
+        self.taken = taken
         super().__init__(message)
 
     @property
     def api_status(self) -> int:
         """409 for what conflicts with what exists (a taken name, prefill overlap), else 400."""
-        return 409 if self.field == "name" and "already exists" in str(self) else 400
+        return 409 if self.field == "name" and self.taken else 400
 
     def api_body(self) -> dict[str, Any]:
         if self.api_status == 409:
@@ -67,19 +71,17 @@ class RoundOverlap(RoundError):
         self.counts, self.mode = counts, mode
         detail = ", ".join(f"{name} {n}" for name, n in counts.items())
         if mode == Round.Mode.BLIND:
-            problem = (
+            message = _(
                 "a blind round is the control for anchoring, but its annotators saw items of this set "
-                "prefilled"
+                "prefilled: %(counts)s. Choose other items or annotators, or confirm to create it anyway"
             )
         else:
-            problem = (
+            message = _(
                 "a prefilled round would show the parser's explications of items its annotators have "
-                "still to annotate blind, in the control for anchoring"
+                "still to annotate blind, in the control for anchoring: %(counts)s. Choose other items "
+                "or annotators, or confirm to create it anyway"
             )
-        super().__init__(
-            f"{problem}: {detail}. Choose other items or annotators, or confirm to create it anyway",
-            field="confirm_overlap",
-        )
+        super().__init__(message % {"counts": detail}, field="confirm_overlap")
 
 
 class AnnotationInvalid(ValueError):
@@ -107,16 +109,15 @@ class StaleSave(Exception):
     def __init__(self, current: Annotation | None, *, base_version: int = 0):
         self.current = current
         if current is None:
-            message = (
-                f"this annotation has no saved version, but the save says it was loaded at version "
-                f"{base_version}; reload the item. Your values were not saved."
-            )
+            message = _(
+                "this annotation has no saved version, but the save says it was loaded at version "
+                "%(version)s; reload the item. Your values were not saved."
+            ) % {"version": base_version}
         else:
-            message = (
-                f"this annotation was saved elsewhere (now version {current.version}, "
-                f"at {timezone.localtime(current.updated_at):%H:%M:%S}); reload to see it. "
-                "Your values were not saved."
-            )
+            message = _(
+                "this annotation was saved elsewhere (now version %(version)s, at %(at)s); reload to "
+                "see it. Your values were not saved."
+            ) % {"version": current.version, "at": f"{timezone.localtime(current.updated_at):%H:%M:%S}"}
         super().__init__(message)
 
 
@@ -138,25 +139,29 @@ def round_create(
     rotating through the pool so that the work is balanced. A blind round whose annotators saw
     some of its items prefilled is refused (RoundOverlap) unless ``allow_prefill_overlap``."""
     if not name.strip():
-        raise RoundError("a round needs a name", field="name")
+        raise RoundError(_("a round needs a name"), field="name")
     if not name.isprintable():
-        raise RoundError(f"round name {name!r}: no control characters (newline, tab)", field="name")
+        raise RoundError(
+            _("round name %(name)s: no control characters (newline, tab)") % {"name": repr(name)},
+            field="name",
+        )
     if Round.objects.filter(name=name).exists():
-        raise RoundError(f"a round named {name!r} already exists", field="name")
+        raise RoundError(_round_taken(name), field="name", taken=True)
     if annotators_per_item < 1:
-        raise RoundError("each item needs at least one annotator", field="annotators_per_item")
+        raise RoundError(_("each item needs at least one annotator"), field="annotators_per_item")
     # A silver round may start with no pool: imported passes bring their own annotators.
     pass_only = pass_kind == Round.PassKind.SILVER and not annotators
     if len(annotators) < annotators_per_item and not pass_only:
         raise RoundError(
-            f"{annotators_per_item} annotators per item but the pool has {len(annotators)}",
+            _("%(per_item)s annotators per item but the pool has %(pool)s")
+            % {"per_item": annotators_per_item, "pool": len(annotators)},
             field="annotators",
         )
     if len({a.pk for a in annotators}) != len(annotators):
-        raise RoundError("an annotator is named twice in the pool", field="annotators")
+        raise RoundError(_("an annotator is named twice in the pool"), field="annotators")
     if mode == Round.Mode.PREFILLED and not prefill_parser:
         raise RoundError(
-            "a prefilled round needs the name of the parser whose predictions prefill it",
+            _("a prefilled round needs the name of the parser whose predictions prefill it"),
             field="prefill_parser",
         )
     if mode == Round.Mode.PREFILLED:
@@ -182,7 +187,7 @@ def round_create(
             )
     except IntegrityError:
         if Round.objects.filter(name=name).exists():
-            raise RoundError(f"a round named {name!r} already exists", field="name") from None
+            raise RoundError(_round_taken(name), field="name", taken=True) from None
         raise
     round_.pool.set(annotators)
     # In turn through the pool: the i-th item to the annotators at places (i * k + j) % n, so
@@ -194,6 +199,10 @@ def round_create(
         per_item=annotators_per_item,
     )
     return round_
+
+
+def _round_taken(name: str) -> str:
+    return _("a round named %(name)s already exists") % {"name": repr(name)}
 
 
 @dataclass(frozen=True)
@@ -210,17 +219,19 @@ class PoolChange:
     added: bool = False  # an annotator joined (received from the others), else one left (gave to them)
 
     def summary(self) -> str:
-        text = f"{self.moved} pending assignments moved"
+        text = _("%(n)s pending assignments moved") % {"n": self.moved}
         if not self.moved and self.why_none:
             text += f": {self.why_none}"
         # the others of the pool: whom the newcomer received from, or whom the leaver gave to
-        others, way = (self.given, "from") if self.added else (self.received, "to")
+        others = self.given if self.added else self.received
         if self.moved and others:
-            text += f" ({way} " + ", ".join(f"{name} {n}" for name, n in sorted(others.items())) + ")"
+            names = ", ".join(f"{name} {n}" for name, n in sorted(others.items()))
+            way = _("from %(names)s") if self.added else _("to %(names)s")
+            text += " (" + way % {"names": names} + ")"
         if self.uncovered:
-            text += (
-                f"; {self.uncovered} items now have fewer annotators: nobody else eligible could take them"
-            )
+            text += "; " + _(
+                "%(n)s items now have fewer annotators: nobody else eligible could take them"
+            ) % {"n": self.uncovered}
         return text
 
 
@@ -240,7 +251,11 @@ def round_annotator_remove(*, round_: Round, annotator: AbstractBaseUser) -> Poo
     left with fewer annotators, and counted."""
     round_ = Round.objects.select_for_update().get(pk=round_.pk)
     if not round_.pool.filter(pk=annotator.pk).exists():
-        raise RoundError(f"{annotator.get_username()} is not in the pool of {round_.name}", field="annotator")
+        raise RoundError(
+            _("%(user)s is not in the pool of %(round)s")
+            % {"user": annotator.get_username(), "round": round_.name},
+            field="annotator",
+        )
     round_.pool.remove(annotator)
     others = {u.pk: u.get_username() for u in round_.pool.all()}
     pending = list(
@@ -295,7 +310,9 @@ def round_annotator_add(*, round_: Round, annotator: AbstractBaseUser) -> PoolCh
     round_ = Round.objects.select_for_update().get(pk=round_.pk)
     if round_.pool.filter(pk=annotator.pk).exists():
         raise RoundError(
-            f"{annotator.get_username()} is already in the pool of {round_.name}", field="annotator"
+            _("%(user)s is already in the pool of %(round)s")
+            % {"user": annotator.get_username(), "round": round_.name},
+            field="annotator",
         )
     round_.pool.add(annotator)
     pool = {u.pk: u.get_username() for u in round_.pool.all()}
@@ -345,31 +362,35 @@ def _why_no_work(
 ) -> str:  # fmt: skip
     """Why an annotator added to a pool received no pending assignment."""
     if not pending:
-        return "the round has no pending work"
+        return _("the round has no pending work")
     if not share:
         n = len(pending)
-        return (
-            f"{n} pending assignment{'s' if n != 1 else ''} among a pool of {pool_size} "
-            f"make{'s' if n == 1 else ''} less than one each"
-        )
-    name = annotator.get_username()
+        return ngettext(
+            "%(n)s pending assignment among a pool of %(pool)s makes less than one each",
+            "%(n)s pending assignments among a pool of %(pool)s make less than one each",
+            n,
+        ) % {"n": n, "pool": pool_size}
+    name = {"user": annotator.get_username()}
     items = {a.item_id for a in pending}
     if items <= seen - held:
-        return f"{name} saw every pending item prefilled"
+        return _("%(user)s saw every pending item prefilled") % name
     if items <= held:
-        return f"{name} already has every pending item in this round"
-    return f"{name} already has, or saw prefilled, every pending item"
+        return _("%(user)s already has every pending item in this round") % name
+    return _("%(user)s already has, or saw prefilled, every pending item") % name
 
 
 def text_problem(value: Any) -> str:
     """Why a residue or notes value cannot be stored ("" when it can): not a string, a NUL
     (PostgreSQL refuses it), a lone surrogate (not encodable as UTF-8), or over TEXT_MAX_CHARS."""
     if not isinstance(value, str):
-        return f"must be a string, not {type(value).__name__}"
+        return _("must be a string, not %(type)s") % {"type": type(value).__name__}
     if problem := unstorable_text(value):
         return problem
     if len(value) > TEXT_MAX_CHARS:
-        return f"at most {TEXT_MAX_CHARS:,} characters (it has {len(value):,})"
+        return _("at most %(max)s characters (it has %(n)s)") % {
+            "max": f"{TEXT_MAX_CHARS:,}",
+            "n": f"{len(value):,}",
+        }
     return ""
 
 
@@ -378,9 +399,9 @@ def whole_number_problem(value: Any, low: int, high: int) -> str:
     numbers, whatever Python says."""
     if isinstance(value, bool) or not isinstance(value, int):
         shown = ascii(value[:40]) if isinstance(value, str) else type(value).__name__
-        return f"must be a whole number, not {shown}"
+        return _("must be a whole number, not %(value)s") % {"value": shown}
     if not low <= value <= high:
-        return f"must be between {low:,} and {high:,}"
+        return _("must be between %(low)s and %(high)s") % {"low": f"{low:,}", "high": f"{high:,}"}
     return ""
 
 
@@ -404,9 +425,13 @@ def validate_annotation(values: dict[str, Any]) -> tuple[nsmcore.Explication, li
         flags = [flags]
     bad = [f for f in flags if f not in FLAGS]
     if bad:
-        more = f" and {len(bad) - 10:,} more" if len(bad) > 10 else ""  # named, not echoed whole
+        named = {"flags": ascii(bad[:10]), "allowed": ", ".join(FLAGS), "more": f"{len(bad) - 10:,}"}
+        if len(bad) > 10:  # named, not echoed whole
+            message = _("unknown flags %(flags)s and %(more)s more; allowed: %(allowed)s") % named
+        else:
+            message = _("unknown flags %(flags)s; allowed: %(allowed)s") % named
         errors["flags"] = {
-            "message": f"unknown flags {bad[:10]!a}{more}; allowed: {', '.join(FLAGS)}",
+            "message": message,
             "allowed": list(FLAGS),
         }
     if errors or explication is None:

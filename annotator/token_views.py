@@ -12,6 +12,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -49,12 +50,12 @@ def tokens(request: HttpRequest) -> HttpResponse:
         return _page(request, key=request.session.pop(SHOW_ONCE, None) or "")
     form = TokenForm(request.POST)
     if not form.is_valid():
-        return _page(request, note="action: choose create or revoke", status=400)
+        return _page(request, note=_("action: choose create or revoke"), status=400)
     if form.cleaned_data["action"] == "create":
         request.session[SHOW_ONCE] = token_create(user=request.user).key
     else:
         revoked = token_revoke(user=request.user)
-        messages.success(request, "Token revoked." if revoked else "You had no token.")
+        messages.success(request, _("Token revoked.") if revoked else _("You had no token."))
     return redirect("account_tokens")
 
 
@@ -104,5 +105,5 @@ class TokenApi(APIView):
     )
     def delete(self, request: Request) -> Response:
         if not token_revoke(user=request.user):
-            return Response({"detail": "you have no token"}, status=status.HTTP_404_NOT_FOUND)
+            return Response({"detail": _("you have no token")}, status=status.HTTP_404_NOT_FOUND)
         return Response(status=status.HTTP_204_NO_CONTENT)

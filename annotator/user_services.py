@@ -16,6 +16,7 @@ from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from annotator.roles import ADMIN, ROLES
 
@@ -40,7 +41,11 @@ def _check_roles(roles: Iterable[str]) -> list[str]:
     roles = list(dict.fromkeys(roles))
     unknown = [r for r in roles if r not in ROLES]
     if unknown:
-        raise UserError("roles", f"unknown roles {', '.join(unknown)}; allowed: {', '.join(ROLES)}")
+        raise UserError(
+            "roles",
+            _("unknown roles %(roles)s; allowed: %(allowed)s")
+            % {"roles": ", ".join(unknown), "allowed": ", ".join(ROLES)},
+        )
     return roles
 
 
@@ -64,19 +69,21 @@ def user_create(
     (to be shown once). The password must pass the configured validators."""
     username = username.strip()
     if not username:
-        raise UserError("username", "a username is required")
+        raise UserError("username", _("a username is required"))
     try:
         UnicodeUsernameValidator()(username)
     except ValidationError as error:
         raise UserError("username", " ".join(error.messages)) from None
     if User.objects.filter(username__iexact=username).exists():
-        raise UserError("username", f"a user named {username!r} already exists")
+        raise UserError("username", _("a user named %(name)s already exists") % {"name": repr(username)})
     email = email.strip()
     if email:
         try:
             validate_email(email)
         except ValidationError:
-            raise UserError("email", f"{email!r} is not an email address") from None
+            raise UserError(
+                "email", _("%(email)s is not an email address") % {"email": repr(email)}
+            ) from None
     roles = _check_roles(roles)
     generated = ""
     if not password:
@@ -96,7 +103,7 @@ def user_roles_set(*, user: User, roles: Iterable[str], by: AbstractBaseUser) ->
     """Replace the user's roles by ``roles``; an admin cannot drop their own admin role."""
     roles = _check_roles(roles)
     if user.pk == by.pk and ADMIN not in roles:
-        raise UserError("roles", "you cannot take away your own admin role; ask another admin")
+        raise UserError("roles", _("you cannot take away your own admin role; ask another admin"))
     _set_groups(user, roles)
     return user
 
@@ -104,7 +111,7 @@ def user_roles_set(*, user: User, roles: Iterable[str], by: AbstractBaseUser) ->
 def user_active_set(*, user: User, active: bool, by: AbstractBaseUser) -> User:
     """Deactivate (the user can no longer log in; their work is kept) or reactivate a user."""
     if user.pk == by.pk and not active:
-        raise UserError("is_active", "you cannot deactivate yourself")
+        raise UserError("is_active", _("you cannot deactivate yourself"))
     user.is_active = active
     user.save(update_fields=["is_active"])  # post_save: the cached session user is forgotten
     return user

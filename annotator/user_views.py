@@ -7,6 +7,7 @@ from django.contrib.auth.forms import SetPasswordForm
 from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from annotator.forms import ActiveForm, RolesForm, UserCreateForm
@@ -66,13 +67,15 @@ def user_roles(request: HttpRequest, user_id: int) -> HttpResponse:
     form = RolesForm(request.POST)
     if not form.is_valid():
         message = " ".join(form.errors["roles"])
-        return _users_page(request, problem=("roles", f"{user.username}: {message}"), status=400)
+        problem = _("%(user)s: %(problem)s") % {"user": user.username, "problem": message}
+        return _users_page(request, problem=("roles", problem), status=400)
     try:
         user_roles_set(user=user, roles=form.cleaned_data["roles"], by=request.user)
     except UserError as error:
         return _users_page(request, problem=(error.field, str(error)), status=400)
     roles = [r for r in ROLES if r in form.cleaned_data["roles"]]
-    messages.success(request, f"{user.username}: {', '.join(roles) or 'no role'}")
+    shown = ", ".join(roles) or _("no role")
+    messages.success(request, _("%(user)s: %(roles)s") % {"user": user.username, "roles": shown})
     return redirect("manage_users")
 
 
@@ -82,13 +85,16 @@ def user_active(request: HttpRequest, user_id: int) -> HttpResponse:
     user = get_object_or_404(User, pk=user_id)
     form = ActiveForm(request.POST)
     if not form.is_valid():
-        return _users_page(request, problem=("active", "say active=1 or active=0"), status=400)
+        return _users_page(request, problem=("active", _("say active=1 or active=0")), status=400)
     try:
         user_active_set(user=user, active=form.cleaned_data["active"], by=request.user)
     except UserError as error:
         return _users_page(request, problem=(error.field, str(error)), status=400)
-    state = "reactivated" if user.is_active else "deactivated: they can no longer log in; their work is kept"
-    messages.success(request, f"{user.username} is {state}")
+    if user.is_active:
+        done = _("%(user)s is reactivated")
+    else:
+        done = _("%(user)s is deactivated: they can no longer log in; their work is kept")
+    messages.success(request, done % {"user": user.username})
     return redirect("manage_users")
 
 
@@ -101,7 +107,11 @@ def user_password(request: HttpRequest, user_id: int) -> HttpResponse:
     form = SetPasswordForm(user, request.POST)
     if not form.is_valid():
         problems = "; ".join(str(e) for errors in form.errors.values() for e in errors)
-        return _users_page(request, problem=("password", f"{user.username}: {problems}"), status=400)
+        problem = _("%(user)s: %(problem)s") % {"user": user.username, "problem": problems}
+        return _users_page(request, problem=("password", problem), status=400)
     form.save()
-    messages.success(request, f"{user.username} has a new password: tell them, and ask them to change it.")
+    messages.success(
+        request,
+        _("%(user)s has a new password: tell them, and ask them to change it.") % {"user": user.username},
+    )
     return redirect("manage_users")

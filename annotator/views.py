@@ -4,6 +4,7 @@ from django.apps import apps
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET
 
 import nsmcore
@@ -37,14 +38,20 @@ def _slot_groups(values: dict[str, str]) -> list[dict[str, object]]:
 
 
 NOTES: dict[str, str] = {
-    "experiencer": "Almost all items are i.",
-    "trigger": "A person did something includes the writer: 'I passed my exam', "
-    "'I got the position' when someone gave it.",
-    "time_direction": "A completed event narrated in the present tense is still before-now.",
-    "evaluation": "Calibrated exception: a bare, plainly negative life event (a divorce, a death, "
-    "being fired) takes feel-bad even without feeling words.",
-    "knowledge": "Use not-know only when the text explicitly marks the unexpectedness ('out of "
-    "nowhere', 'I didn't expect', 'suddenly found out'); a discovery framing alone is not enough.",
+    "experiencer": _("Almost all items are i."),
+    "trigger": _(
+        "A person did something includes the writer: 'I passed my exam', "
+        "'I got the position' when someone gave it."
+    ),
+    "time_direction": _("A completed event narrated in the present tense is still before-now."),
+    "evaluation": _(
+        "Calibrated exception: a bare, plainly negative life event (a divorce, a death, "
+        "being fired) takes feel-bad even without feeling words."
+    ),
+    "knowledge": _(
+        "Use not-know only when the text explicitly marks the unexpectedness ('out of "
+        "nowhere', 'I didn't expect', 'suddenly found out'); a discovery framing alone is not enough."
+    ),
 }
 
 

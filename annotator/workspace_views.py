@@ -11,6 +11,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 import nsmcore
@@ -45,7 +47,11 @@ from rules.rulesets import active_rule_set
 
 DEFAULTS: dict[str, str] = {slot.name: slot.default for slot in SLOTS}
 # what an annotator calls each status of their items
-STATUS_NAMES: dict[str, str] = {"done": "done", "skipped": "skipped", "pending": "to do"}
+STATUS_NAMES: dict[str, str] = {
+    "done": gettext_lazy("done"),
+    "skipped": gettext_lazy("skipped"),
+    "pending": gettext_lazy("to do"),
+}
 
 
 @login_required
@@ -62,7 +68,7 @@ def round_next(request: HttpRequest, round_id: int) -> HttpResponse:
     round_for_user(request.user, round_id)
     assignment = next_assignment(request.user, round_id)
     if assignment is None:
-        messages.success(request, "Nothing left to annotate in that round.")
+        messages.success(request, _("Nothing left to annotate in that round."))
         return redirect("queue")
     return redirect("annotate", assignment_id=assignment.pk)
 
@@ -184,10 +190,16 @@ def annotate(request: HttpRequest, assignment_id: int) -> HttpResponse:
         return _page(request, assignment, values=values, errors=errors, base_version=loaded_at, status=400)
     if not annotation.changed:
         saved_at = timezone.localtime(annotation.updated_at)
-        messages.info(request, f"No change: version {annotation.version} is kept (saved {saved_at:%H:%M}).")
+        messages.info(
+            request,
+            _("No change: version %(version)s is kept (saved %(at)s).")
+            % {"version": annotation.version, "at": f"{saved_at:%H:%M}"},
+        )
     following = next_assignment(request.user, assignment.round_id, after=assignment.position)
     if following is None:
-        messages.success(request, f"Round {assignment.round.name}: every item is done. Thank you!")
+        messages.success(
+            request, _("Round %(name)s: every item is done. Thank you!") % {"name": assignment.round.name}
+        )
         return redirect("queue")
     return redirect("annotate", assignment_id=following.pk)
 
@@ -213,7 +225,7 @@ def draft_discard_view(request: HttpRequest, assignment_id: int) -> HttpResponse
     """Forget the unsaved draft and show the item as saved (or as it starts)."""
     assignment = assignment_for_user(request.user, assignment_id)
     draft_discard(assignment=assignment, user=request.user)
-    messages.info(request, "Draft discarded.")
+    messages.info(request, _("Draft discarded."))
     return redirect("annotate", assignment_id=assignment.pk)
 
 
@@ -235,7 +247,7 @@ def skip(request: HttpRequest, assignment_id: int) -> HttpResponse:
     assignment_skip(assignment=assignment, user=request.user)
     following = next_assignment(request.user, assignment.round_id, after=assignment.position)
     if following is None or following.pk == assignment.pk:
-        messages.info(request, "No other pending item in this round.")
+        messages.info(request, _("No other pending item in this round."))
         return redirect("queue")
     # the next page offers to take the skip back
     return redirect(f"{reverse('annotate', args=[following.pk])}?skipped={assignment.pk}")
@@ -247,7 +259,7 @@ def unskip(request: HttpRequest, assignment_id: int) -> HttpResponse:
     """Take a skip back (from the notice after it) and open the item again."""
     assignment = assignment_for_user(request.user, assignment_id)
     if not assignment_unskip(assignment=assignment, user=request.user):
-        messages.info(request, "That item is not skipped (any more).")
+        messages.info(request, _("That item is not skipped (any more)."))
     return redirect("annotate", assignment_id=assignment.pk)
 
 
@@ -276,7 +288,8 @@ def history(request: HttpRequest, assignment_id: int) -> HttpResponse:
 
 class ItemFilter(forms.Form):
     status = forms.ChoiceField(
-        choices=[("", "all"), *((s.value, STATUS_NAMES[s.value]) for s in Assignment.Status)], required=False
+        choices=[("", gettext_lazy("all")), *((s.value, STATUS_NAMES[s.value]) for s in Assignment.Status)],
+        required=False,
     )
 
 

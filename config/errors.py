@@ -14,6 +14,7 @@ from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connec
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
+from django.utils import translation
 from django.views import defaults
 from rest_framework.response import Response
 from rest_framework.views import exception_handler, set_rollback
@@ -64,14 +65,17 @@ _outage_lock = threading.Lock()
 
 def database_unavailable(request: HttpRequest) -> HttpResponse:
     """503 with Retry-After: JSON under /api/, a plain page elsewhere. Rendered without the
-    request's context (no user, no session: both would ask the database that is down)."""
+    request's context (no user, no session: both would ask the database that is down), in the
+    language the request asks for (the switch's cookie, else the browser's: no database either),
+    since DatabaseOutage answers before LocaleMiddleware has chosen it."""
     if request.path.startswith(API_PREFIX):
         response: HttpResponse = JsonResponse(
             {"detail": "the database is not answering; nothing was saved, try again in a few seconds"},
             status=503,
         )
     else:
-        response = HttpResponse(render_to_string("503.html"), status=503)
+        with translation.override(translation.get_language_from_request(request)):
+            response = HttpResponse(render_to_string("503.html"), status=503)
     response["Retry-After"] = str(RETRY_AFTER_SECONDS)
     return response
 

@@ -8,6 +8,8 @@ from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import resolve_url
+from django.utils.html import format_html
+from django.utils.translation import gettext as _
 
 
 class LostPostNotice:
@@ -30,12 +32,17 @@ class LostPostNotice:
             # a part of a page (a live preview, a progress poll) would swap the whole login page
             # in; it shows this line instead, and the page around it keeps what was typed
             return HttpResponse(
-                '<p class="error" role="alert" id="session-ended">Your session has ended: log in again '
-                "(in another tab, to keep this page), then reload this page.</p>"
+                format_html(
+                    '<p class="error" role="alert" id="session-ended">{}</p>',
+                    _(
+                        "Your session has ended: log in again (in another tab, to keep this page), then "
+                        "reload this page."
+                    ),
+                )
             )
         if to_login and request.method == "POST":
             messages.warning(
                 request,
-                "Your session had ended, so what you sent was not saved: log in, then send it again.",
+                _("Your session had ended, so what you sent was not saved: log in, then send it again."),
             )
         return response

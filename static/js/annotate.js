@@ -23,7 +23,7 @@
     const changed = value !== pre;
     state.classList.toggle("changed", changed);
     state.classList.toggle("kept", !changed);
-    state.textContent = changed ? "changed from " + pre : "prefilled";
+    state.textContent = changed ? interpolate(gettext("changed from %(value)s"), { value: pre }, true) : gettext("prefilled");
   }
 
   function markCurrent(i) {
@@ -92,12 +92,13 @@
         if (!response.ok) throw new Error(String(response.status));
         if (draftState) {
           const now = new Date();
-          draftState.textContent = "draft kept " + String(now.getHours()).padStart(2, "0") + ":" +
+          const time = String(now.getHours()).padStart(2, "0") + ":" +
             String(now.getMinutes()).padStart(2, "0") + ":" + String(now.getSeconds()).padStart(2, "0");
+          draftState.textContent = interpolate(gettext("draft kept %(time)s"), { time: time }, true);
         }
         form.dataset.draft = "kept";  // tests wait for it
       })
-      .catch(() => { unsent = true; if (draftState) draftState.textContent = "draft not kept: not saved"; })
+      .catch(() => { unsent = true; if (draftState) draftState.textContent = gettext("draft not kept: not saved"); })
       .finally(() => { saving = false; });
   }
 
