@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.http import FileResponse, Http404
+from django.utils.translation import gettext as _
 
 from exports.models import Export
 
@@ -17,7 +18,9 @@ CONTENT_TYPES = {
 def export_file_response(export: Export) -> FileResponse:
     """The export's file as an attachment; 404 with a note when it is no longer on the server."""
     if not export.path.is_file():
-        raise Http404(f"{export.filename} is no longer on the server; export again to make it")
+        raise Http404(
+            _("%(file)s is no longer on the server; export again to make it") % {"file": export.filename}
+        )
     content_type = CONTENT_TYPES.get(export.path.suffix, "application/octet-stream")
     return FileResponse(
         export.path.open("rb"), as_attachment=True, filename=export.filename, content_type=content_type

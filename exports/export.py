@@ -22,6 +22,8 @@ from django.db import transaction
 from django.db.models import F, Max
 from django.urls import reverse
 from django.utils.html import format_html
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 import nsmcore
 from adjudication.agreement.analysis import agreement_snapshot_save, agreement_summary
@@ -51,7 +53,9 @@ class ExportParams(Params):
 
     def validate(self) -> None:
         if self.model and not self.verify:
-            self.bad("model", f"{self.model!r} given for an export without verification")
+            self.bad(
+                "model", _("%(model)s given for an export without verification") % {"model": repr(self.model)}
+            )
 
 
 def export_start(
@@ -72,8 +76,11 @@ def export_start(
     if round_ is not None:
         gold = gold.filter(round=round_)
     if not gold.exists() and not _unsynced_rounds(round_):
-        where = f"round {round_.name}" if round_ else "any round"
-        raise JobError(f"{where} has no resolved gold item yet: nothing to export")
+        if round_ is not None:
+            raise JobError(
+                _("round %(name)s has no resolved gold item yet: nothing to export") % {"name": round_.name}
+            )
+        raise JobError(_("any round has no resolved gold item yet: nothing to export"))
     return job_create(
         EXPORT, user=user, item_set=None, round_=round_, key=f"export|{model or '-'}",
         params=ExportParams(verify=verify, model=model), enqueue=enqueue,
@@ -249,10 +256,10 @@ def run_export(job: Job, params: ExportParams) -> bool:
 
 def describe_export(job: Job, params: ExportParams) -> str:
     if not params.verify:
-        return "without verification"
-    model = format_html("verified by <code>{}</code>", job.engine or params.model)
+        return _("without verification")
+    model = format_html(_("verified by <code>{}</code>"), job.engine or params.model)
     if job.engine_version:
-        model = format_html("{} revision <code>{}</code>", model, job.engine_version)
+        model = format_html(_("{} revision <code>{}</code>"), model, job.engine_version)
     return model
 
 
@@ -265,11 +272,11 @@ def export_result_path(job: Job) -> str | None:
 job_kind_register(
     JobKind(
         name=EXPORT,
-        label="EmoExpl export",
+        label=gettext_lazy("EmoExpl export"),
         params=ExportParams,
         run=run_export,
         describe=describe_export,
-        whole="the whole gold corpus",
+        whole=gettext_lazy("the whole gold corpus"),
         expected=(VerifierUnavailable,),
         status_template="exports/_status_export.html",
         form="exports.forms.ExportForm",

@@ -4,6 +4,8 @@ Exports page, the Jobs page and the API: jobs.api.FormIn)."""
 from __future__ import annotations
 
 from django import forms
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from annotator.models import Round
 from exports.export import export_start
@@ -17,18 +19,25 @@ class ExportForm(forms.Form):
     round = forms.ModelChoiceField(
         queryset=Round.objects.order_by("name"),
         required=False,
-        empty_label="the whole gold corpus",
-        help_text="empty: the whole gold corpus; resolved gold items only, open ones are left out until "
-        "resolved",
+        label=gettext_lazy("Round"),
+        empty_label=gettext_lazy("the whole gold corpus"),
+        help_text=gettext_lazy(
+            "empty: the whole gold corpus; resolved gold items only, open ones are left out until resolved"
+        ),
     )
     verify = forms.BooleanField(
         required=False,
         initial=True,
-        label="Verify every line",
-        help_text="judgements already cached are reused; the rest are computed during the export",
+        label=gettext_lazy("Verify every line"),
+        help_text=gettext_lazy(
+            "judgements already cached are reused; the rest are computed during the export"
+        ),
     )
     model = forms.CharField(
-        required=False, max_length=250, help_text="NLI model name or local path; empty: NSM_VERIFIER_MODEL"
+        required=False,
+        max_length=250,
+        label=gettext_lazy("Model"),
+        help_text=gettext_lazy("NLI model name or local path; empty: NSM_VERIFIER_MODEL"),
     )
 
     def __init__(self, *args, **kwargs):
@@ -46,7 +55,7 @@ class ExportForm(forms.Form):
             problem = model_problem(model)
             if problem:
                 field = "model" if model.strip() else "verify"
-                self.add_error(field, f"{problem}; or export without verification")
+                self.add_error(field, _("%(problem)s; or export without verification") % {"problem": problem})
         return data
 
     def start(self, *, user) -> Job:
@@ -59,11 +68,16 @@ class ExportForm(forms.Form):
 class RawExportForm(forms.Form):
     """A round's raw annotations (exports.raw_export): every revision of every annotator."""
 
-    round = forms.ModelChoiceField(queryset=Round.objects.order_by("name"), empty_label=None)
+    round = forms.ModelChoiceField(
+        queryset=Round.objects.order_by("name"), empty_label=None, label=gettext_lazy("Round")
+    )
     format = forms.ChoiceField(
         choices=[(f, f.upper()) for f in FORMATS],
         initial=FORMATS[0],
-        help_text="JSONL: one JSON object per revision; CSV: a header row and one column per slot",
+        label=gettext_lazy("Format"),
+        help_text=gettext_lazy(
+            "JSONL: one JSON object per revision; CSV: a header row and one column per slot"
+        ),
     )
 
     def start(self, *, user) -> Job:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from annotator.models import Round
 from jobs.models import Job
@@ -19,8 +21,8 @@ class Export(models.Model):
     whose rows leave the gold-only columns (lines, verifier, jsonl_sha256 of a CSV) empty."""
 
     class Kind(models.TextChoices):
-        EMOEXPL = "emoexpl", "EmoExpl gold archive"
-        RAW = "raw", "raw annotations"
+        EMOEXPL = "emoexpl", gettext_lazy("EmoExpl gold archive")
+        RAW = "raw", gettext_lazy("raw annotations")
 
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.EMOEXPL)
     job = models.OneToOneField(Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="export")
@@ -51,7 +53,7 @@ class Export(models.Model):
 
     @property
     def scope(self) -> str:
-        return f"round {self.round.name}" if self.round_id else "whole gold corpus"
+        return _("round %(name)s") % {"name": self.round.name} if self.round_id else _("whole gold corpus")
 
     @property
     def path(self):

@@ -31,6 +31,8 @@ from django.db import transaction
 from django.db.models import F, TextField
 from django.db.models.functions import Cast
 from django.utils.html import format_html
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 import nsmcore
 from annotator.models import SLOT_FIELDS, AnnotationRevision, Assignment, ParserPrediction, Round
@@ -67,14 +69,21 @@ class RawExportParams(Params):
 
     def validate(self) -> None:
         if self.format not in FORMATS:
-            self.bad("format", f"unknown format {self.format!r}; formats: {', '.join(FORMATS)}")
+            self.bad(
+                "format",
+                _("unknown format %(format)s; formats: %(formats)s")
+                % {"format": repr(self.format), "formats": ", ".join(FORMATS)},
+            )
 
 
 def raw_export_start(*, user, round_: Round | None, format: str = "jsonl", enqueue: bool = True) -> Job:
     """Create a raw-annotation export job for one round. A round with no submission yet is not
     refused: its file holds the header (CSV) or nothing (JSONL), which is the truth."""
     if round_ is None:
-        raise JobError(f"{RAW_EXPORT} job parameter 'round': choose the round whose annotations are exported")
+        raise JobError(
+            _("%(kind)s job parameter 'round': choose the round whose annotations are exported")
+            % {"kind": RAW_EXPORT}
+        )
     params = RawExportParams(format=format)
     return job_create(
         RAW_EXPORT, user=user, item_set=None, round_=round_, key=f"raw|{params.format}",
@@ -336,13 +345,13 @@ def run_raw_export(job: Job, params: RawExportParams) -> bool:
 
 
 def describe_raw_export(job: Job, params: RawExportParams) -> str:
-    return format_html("every annotation revision as <code>{}</code>", params.format.upper())
+    return format_html(_("every annotation revision as <code>{}</code>"), params.format.upper())
 
 
 job_kind_register(
     JobKind(
         name=RAW_EXPORT,
-        label="raw-annotation export",
+        label=gettext_lazy("raw-annotation export"),
         params=RawExportParams,
         run=run_raw_export,
         describe=describe_raw_export,
@@ -351,6 +360,6 @@ job_kind_register(
         form_template="exports/_raw_export_form.html",
         related=("export",),
         result_path=export_result_path,
-        unit="revisions",
+        unit=gettext_lazy("revisions"),
     )
 )

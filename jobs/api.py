@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import generics, serializers, status
 from rest_framework.permissions import IsAuthenticated
@@ -35,7 +37,7 @@ BAD = {400: OpenApiResponse(description="bad parameters: each named, with the re
 CONFLICT = {409: OpenApiResponse(description="the same job is already active: its id is given")}
 
 
-IsAdmin = HasRole(ADMIN, message="jobs are for admins")
+IsAdmin = HasRole(ADMIN, message=gettext_lazy("jobs are for admins"))
 
 
 class JobOut(serializers.ModelSerializer):
@@ -102,7 +104,11 @@ class FormIn(serializers.Serializer):
         if self.scope_fields:
             if len(given) != 1:
                 raise serializers.ValidationError(
-                    {"non_field_errors": [f"give one of {' or '.join(self.scope_fields)}"]}
+                    {
+                        "non_field_errors": [
+                            _("give one of %(fields)s") % {"fields": _(" or ").join(self.scope_fields)}
+                        ]
+                    }
                 )
             values["target"] = f"{'set' if given[0] == 'item_set' else 'round'}:{data[given[0]].pk}"
         self.form = self.form_class(values)
@@ -198,7 +204,8 @@ def created_response(request: Request, job: Job) -> Response:
     job.refresh_from_db()  # sending it (on commit) may have failed it since it was made
     if job.status == Job.Status.FAILED and job.error.startswith(QUEUE_DOWN):
         body = {
-            "detail": f"{job.error}; job #{job.pk} is kept: resume it when the queue is back",
+            "detail": _("%(error)s; job #%(id)s is kept: resume it when the queue is back")
+            % {"error": job.error, "id": job.pk},
             "job": job.pk,
         }
         return Response(

@@ -10,30 +10,40 @@ import typing
 from typing import Any
 
 from django import forms
+from django.forms.utils import pretty_name
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
 
 from annotator.models import ItemSet, Round
 from jobs.kinds import Params
 
 
 def target_choices() -> list[tuple[str, list[tuple[str, str]]]]:
-    sets = [(f"set:{s.pk}", f"{s.name} ({s.size} items)") for s in ItemSet.objects.order_by("name")]
+    sets = [
+        (
+            f"set:{s.pk}",
+            ngettext("%(name)s (%(size)s item)", "%(name)s (%(size)s items)", s.size)
+            % {"name": s.name, "size": s.size},
+        )
+        for s in ItemSet.objects.order_by("name")
+    ]
     rounds = [
         (f"round:{r.pk}", f"{r.name} ({r.get_mode_display()}, {r.item_set.name})")
         for r in Round.objects.select_related("item_set").order_by("name")
     ]
-    return [("Item sets", sets), ("Rounds", rounds)]
+    return [(_("Item sets"), sets), (_("Rounds"), rounds)]
 
 
 class TargetMixin:
     """A choice of item set or round, given as ``set:<id>`` or ``round:<id>``."""
 
     def clean_target(self):
-        kind, _, pk = self.cleaned_data["target"].partition(":")
+        kind, _colon, pk = self.cleaned_data["target"].partition(":")
         model = Round if kind == "round" else ItemSet
         try:
             return model.objects.get(pk=int(pk))
         except (ValueError, model.DoesNotExist):
-            raise forms.ValidationError("no such item set or round") from None
+            raise forms.ValidationError(_("no such item set or round")) from None
 
     def scope(self) -> dict:
         """The cleaned target as the services take it."""
@@ -43,12 +53,17 @@ class TargetMixin:
 
 def setting_field(params: type[Params], name: str, **overrides: Any) -> forms.Field:
     """The form field of a kind's parameter, from its one declaration (jobs.kinds.setting): its type,
-    default, bounds, label and help; ``overrides`` go to the field as they are (a widget...)."""
+    default, bounds, label and help (each translated when shown: the declaration marks them with
+    gettext_noop, as the command's help reads them untranslated); ``overrides`` go to the field as
+    they are (a widget...)."""
     field = next(f for f in dataclasses.fields(params) if f.name == name)
     meta, kind = field.metadata, typing.get_type_hints(params)[name]
-    options: dict[str, Any] = {"initial": field.default, "help_text": meta.get("help", "")}
-    if meta.get("label"):
-        options["label"] = meta["label"]
+    help_text = meta.get("help", "")
+    options: dict[str, Any] = {
+        "initial": field.default,
+        "help_text": gettext_lazy(help_text) if help_text else "",
+        "label": gettext_lazy(meta.get("label") or pretty_name(name)),
+    }
     if kind is bool:
         return forms.BooleanField(**{"required": False, **options, **overrides})
     bounds = {"min_value": meta.get("min"), "max_value": meta.get("max")}

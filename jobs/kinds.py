@@ -26,6 +26,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Self
 
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
 
 class JobError(ValueError):
     """A job that cannot be started, changed or read; the message says why. The API answers it
@@ -48,36 +51,55 @@ class Params:
             value = getattr(self, field.name)
             expected = hints[field.name]
             if not _is_a(value, expected):
-                self.bad(field.name, f"expected {_type_name(expected)}, got {value!r}")
+                self.bad(
+                    field.name,
+                    _("expected %(type)s, got %(value)s")
+                    % {"type": _type_name(expected), "value": repr(value)},
+                )
             low, high = field.metadata.get("min"), field.metadata.get("max")
             if isinstance(value, int | float) and not isinstance(value, bool):
                 if low is not None and value < low:
-                    self.bad(field.name, f"must be at least {low}, got {value}")
+                    self.bad(
+                        field.name,
+                        _("must be at least %(low)s, got %(value)s") % {"low": low, "value": value},
+                    )
                 if high is not None and value > high:
-                    self.bad(field.name, f"must be at most {high}, got {value}")
+                    self.bad(
+                        field.name,
+                        _("must be at most %(high)s, got %(value)s") % {"high": high, "value": value},
+                    )
         self.validate()
 
     def validate(self) -> None:
         """Checks between values, or of a value's range; raise with ``self.bad``."""
 
     def bad(self, field: str, problem: str) -> typing.NoReturn:
-        raise JobError(f"{self.kind} job parameter {field!r}: {problem}")
+        raise JobError(
+            _("%(kind)s job parameter %(field)s: %(problem)s")
+            % {"kind": self.kind, "field": repr(field), "problem": problem}
+        )
 
     @classmethod
     def from_json(cls, data: Any) -> Self:
         """Parameters as stored in ``Job.params``, checked."""
         if not isinstance(data, dict):
-            raise JobError(f"{cls.kind} job parameters: expected an object, got {data!r}")
+            raise JobError(
+                _("%(kind)s job parameters: expected an object, got %(data)s")
+                % {"kind": cls.kind, "data": repr(data)}
+            )
         fields = {f.name: f for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - set(fields))
         if unknown:
             raise JobError(
-                f"{cls.kind} job parameter {unknown[0]!r}: unknown; the parameters are {', '.join(fields)}"
+                _("%(kind)s job parameter %(field)s: unknown; the parameters are %(fields)s")
+                % {"kind": cls.kind, "field": repr(unknown[0]), "fields": ", ".join(fields)}
             )
         for name, field in fields.items():
             no_default = field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING
             if name not in data and no_default:
-                raise JobError(f"{cls.kind} job parameter {name!r}: missing")
+                raise JobError(
+                    _("%(kind)s job parameter %(field)s: missing") % {"kind": cls.kind, "field": repr(name)}
+                )
         return cls(**data)
 
     def to_json(self) -> dict[str, Any]:
@@ -136,7 +158,7 @@ class JobKind:
     run: Callable[[Any, Any], bool]
     describe: Callable[[Any, Any], str]
     #: what a job with neither an item set nor a round works on
-    whole: str = "everything"
+    whole: str = gettext_lazy("everything")
     #: errors of this kind's engine (a model, a parser, a server that cannot work): they fail the
     #: job with their message alone, instead of as an unexpected error with a traceback
     expected: tuple[type[Exception], ...] = ()
@@ -145,7 +167,7 @@ class JobKind:
     #: the fragment of the job's status block that only this kind has (summary, download...)
     status_template: str = ""
     #: what ``total`` and ``done`` count, on the pages and the commands' progress line
-    unit: str = "items"
+    unit: str = gettext_lazy("items")
     #: more context for ``status_template`` (a chart...), computed from the job by the views
     status_context: Callable[[Any], dict[str, Any]] | None = None
     #: the Celery queue its jobs are sent to, asked when a job is sent (so a setting can name it:
@@ -184,8 +206,10 @@ def job_kind(name: str) -> JobKind:
     try:
         return KINDS[name]
     except KeyError:
-        known = ", ".join(sorted(KINDS)) or "none"
-        raise JobError(f"unknown job kind {name!r}; kinds: {known}") from None
+        known = ", ".join(sorted(KINDS)) or _("none")
+        raise JobError(
+            _("unknown job kind %(name)s; kinds: %(known)s") % {"name": repr(name), "known": known}
+        ) from None
 
 
 def kinds_related() -> list[str]:

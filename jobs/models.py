@@ -13,6 +13,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from annotator.models import ItemSet, Round
 from jobs.kinds import KINDS, JobError, JobKind, Params, job_kind
@@ -24,11 +26,11 @@ class Job(models.Model):
     """One run of a registered kind of job (jobs.kinds): the plumbing's row, the same for every kind."""
 
     class Status(models.TextChoices):
-        QUEUED = "queued", "queued"
-        RUNNING = "running", "running"
-        DONE = "done", "done"
-        FAILED = "failed", "failed"
-        CANCELLED = "cancelled", "cancelled"
+        QUEUED = "queued", gettext_lazy("queued")
+        RUNNING = "running", gettext_lazy("running")
+        DONE = "done", gettext_lazy("done")
+        FAILED = "failed", gettext_lazy("failed")
+        CANCELLED = "cancelled", gettext_lazy("cancelled")
 
     # no choices: the kinds are registered by their modules (jobs.kinds), not listed here
     kind = models.CharField(max_length=16, help_text="a registered kind of job (jobs.kinds)")
@@ -104,7 +106,7 @@ class Job(models.Model):
     def unit(self) -> str:
         """What total and done count: items, or a training job's steps."""
         kind = KINDS.get(self.kind)
-        return kind.unit if kind else "items"
+        return kind.unit if kind else _("items")
 
     @property
     def description(self) -> str:
@@ -112,7 +114,7 @@ class Job(models.Model):
         try:
             return self.job_kind.describe(self, self.typed_params)
         except JobError as error:
-            return f"unreadable parameters: {error}"
+            return _("unreadable parameters: %(error)s") % {"error": error}
 
     @property
     def is_active(self) -> bool:
@@ -121,9 +123,9 @@ class Job(models.Model):
     @property
     def subject(self) -> str:
         if self.round_id:
-            return f"round {self.round.name}"
+            return _("round %(name)s") % {"name": self.round.name}
         if self.item_set_id:
-            return f"item set {self.item_set.name}"
+            return _("item set %(name)s") % {"name": self.item_set.name}
         kind = KINDS.get(self.kind)
         return kind.whole if kind else "-"
 

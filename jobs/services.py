@@ -17,6 +17,7 @@ from django.db import IntegrityError, OperationalError, transaction
 from django.db.models import Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from annotator.models import ItemSet, Round
 from jobs.heartbeat import Heartbeat, heartbeat_lost, runner_name
@@ -33,7 +34,10 @@ class JobConflict(JobError):
 
     def __init__(self, job: Job):
         self.job = job
-        super().__init__(f"job #{job.pk} is already {job.status} on {job.subject} with these settings")
+        super().__init__(
+            _("job #%(id)s is already %(status)s on %(subject)s with these settings")
+            % {"id": job.pk, "status": job.get_status_display(), "subject": job.subject}
+        )
 
     def api_body(self) -> dict[str, Any]:
         return {"detail": str(self), "job": self.job.pk}
@@ -96,7 +100,10 @@ def job_queue(job: Job) -> str:
 def job_cancel(*, job: Job) -> Job:
     """Ask the worker to stop after the current batch; a job not yet started stops at once."""
     if not job.is_active:
-        raise JobError(f"job #{job.pk} is {job.status}; only a queued or running job can be cancelled")
+        raise JobError(
+            _("job #%(id)s is %(status)s; only a queued or running job can be cancelled")
+            % {"id": job.pk, "status": job.get_status_display()}
+        )
     Job.objects.filter(pk=job.pk).update(cancel_requested=True)
     _finish(job.pk, Job.Status.CANCELLED, "", from_=("queued",))
     if job.stalled:  # nobody is running it: nothing else would ever mark it
@@ -118,17 +125,20 @@ def job_requeue(*, job: Job) -> Job:
     command that runs the job in its own process calls this, then job_run)."""
     if not job.resumable_state:
         raise JobError(
-            f"job #{job.pk} is {job.status}; only a failed, cancelled or stalled job can be resumed"
+            _("job #%(id)s is %(status)s; only a failed, cancelled or stalled job can be resumed")
+            % {"id": job.pk, "status": job.get_status_display()}
         )
     if problem := job.resume_problem:
-        raise JobError(f"job #{job.pk} cannot resume: {problem}")
+        raise JobError(_("job #%(id)s cannot resume: %(problem)s") % {"id": job.pk, "problem": problem})
     try:
         with transaction.atomic():
             Job.objects.filter(pk=job.pk).update(
                 status=Job.Status.QUEUED, cancel_requested=False, error="", finished_at=None, runner=""
             )
     except IntegrityError:
-        raise JobError(f"another job is already active on {job.subject} with these settings") from None
+        raise JobError(
+            _("another job is already active on %(subject)s with these settings") % {"subject": job.subject}
+        ) from None
     job.refresh_from_db()
     return job
 

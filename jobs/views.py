@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.module_loading import import_string
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from annotator.roles import ADMIN, require_role
@@ -76,7 +77,10 @@ def form_submit(request: HttpRequest, form) -> HttpResponse | int:
         job = form.start(user=request.user)
     except JobConflict as conflict:
         url = reverse("job_detail", args=[conflict.job.pk])
-        messages.warning(request, format_html('{} <a href="{}">Watch it</a>.', str(conflict), url))
+        messages.warning(
+            request,
+            format_html(_('{conflict} <a href="{url}">Watch it</a>.'), conflict=str(conflict), url=url),
+        )
         return 409
     except JobError as error:
         form.add_error(None, str(error))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.permissions import IsAuthenticated
@@ -45,11 +46,13 @@ class PrefillIn(serializers.Serializer):
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
         if "adapter" in self.initial_data:  # a folder on the server: never taken over the API
             raise serializers.ValidationError(
-                {"adapter": ["not taken: a LoRA adapter is chosen by its registered name, as model "
-                             "(a train job registers it; the Parsers page lists them)"]}
+                {"adapter": [_("not taken: a LoRA adapter is chosen by its registered name, as model "
+                               "(a train job registers it; the Parsers page lists them)")]}
             )  # fmt: skip
         if ("item_set" in data) == ("round" in data):
-            raise serializers.ValidationError("give one of item_set or round")
+            raise serializers.ValidationError(
+                _("give one of %(fields)s") % {"fields": _(" or ").join(("item_set", "round"))}
+            )
         model = data.get("model", "")
         backend = data.get("backend") or model_backend(model)
         problem = model_name_problem(backend, model)
@@ -111,6 +114,6 @@ class JobLegality(APIView):
         report = legality_report(job)
         if report is None:
             return Response(
-                {"detail": "the job has not loaded its parser yet"}, status=status.HTTP_404_NOT_FOUND
+                {"detail": _("the job has not loaded its parser yet")}, status=status.HTTP_404_NOT_FOUND
             )
         return Response(LegalityOut(report).data)

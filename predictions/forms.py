@@ -5,6 +5,8 @@ from the registry's list, or a model name a server or the hub knows; never a fol
 from __future__ import annotations
 
 from django import forms
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from annotator.models import Round
 from jobs.forms import TargetMixin, target_choices
@@ -32,37 +34,59 @@ class ParserSelect(forms.Select):
 
 def parser_option(parser: RegisteredParser, newest: bool) -> str:
     held = parser.validation_accuracy
-    accuracy = f", held-back accuracy {held:.3f}" if held is not None else ""
-    return f"{parser.spec}{' (newest)' if newest else ''}: trained on {parser.trained_count} items{accuracy}"
+    spec = _("%(spec)s (newest)") % {"spec": parser.spec} if newest else parser.spec
+    trained = {"spec": spec, "items": parser.trained_count}
+    if held is None:
+        return _("%(spec)s: trained on %(items)s items") % trained
+    return _("%(spec)s: trained on %(items)s items, held-back accuracy %(accuracy)s") % {
+        **trained,
+        "accuracy": f"{held:.3f}",
+    }
 
 
 class PrefillForm(TargetMixin, forms.Form):
-    target = forms.ChoiceField(help_text="a round's items are read in the round's text field")
-    backend = forms.ChoiceField(choices=backend_choices)
+    target = forms.ChoiceField(
+        label=gettext_lazy("Target"),
+        help_text=gettext_lazy("a round's items are read in the round's text field"),
+    )
+    backend = forms.ChoiceField(choices=backend_choices, label=gettext_lazy("Backend"))
     parser = forms.ChoiceField(
         required=False,
-        label="Trained parser",
+        label=gettext_lazy("Trained parser"),
         widget=ParserSelect,
-        help_text="a parser trained here, by name (the Parsers page compares them); its backend goes with it",
+        help_text=gettext_lazy(
+            "a parser trained here, by name (the Parsers page compares them); its backend goes with it"
+        ),
     )
     model = forms.CharField(
         required=False,
         max_length=250,
-        label="Model name",
-        help_text="transformers: a hub model's name; OpenAI-compatible: a model the server serves; empty: "
-        "the setting (NSM_PARSER_MODEL or NSM_OPENAI_MODEL). A name, not a folder: a trained model is "
-        "chosen above",
+        label=gettext_lazy("Model name"),
+        help_text=gettext_lazy(
+            "transformers: a hub model's name; OpenAI-compatible: a model the server serves; empty: "
+            "the setting (NSM_PARSER_MODEL or NSM_OPENAI_MODEL). A name, not a folder: a trained model is "
+            "chosen above"
+        ),
     )
     mode = forms.ChoiceField(
-        choices=[("", "from settings"), ("schema", "JSON schema"), ("free", "free decoding")],
+        choices=[
+            ("", gettext_lazy("from settings")),
+            ("schema", gettext_lazy("JSON schema")),
+            ("free", gettext_lazy("free decoding")),
+        ],
         required=False,
-        help_text="OpenAI-compatible servers only; free decoding measures legality",
+        label=gettext_lazy("Mode"),
+        help_text=gettext_lazy("OpenAI-compatible servers only; free decoding measures legality"),
     )
     # the masked text by default: the generated text names the emotion, and a parser that reads it
     # prefills from the answer (a round's items are read in the round's field whatever this says)
-    text_field = forms.ChoiceField(choices=Round.TEXT_FIELDS, initial=Round.TEXT_MASKED)
+    text_field = forms.ChoiceField(
+        choices=Round.TEXT_FIELDS, initial=Round.TEXT_MASKED, label=gettext_lazy("Text field")
+    )
     overwrite = forms.BooleanField(
-        required=False, help_text="parse again items that already have a prediction"
+        required=False,
+        label=gettext_lazy("Overwrite"),
+        help_text=gettext_lazy("parse again items that already have a prediction"),
     )
 
     def __init__(self, *args, **kwargs):
@@ -75,7 +99,7 @@ class PrefillForm(TargetMixin, forms.Form):
             option = (p.spec, parser_option(p, newest=p.name not in seen))
             groups.setdefault(p.get_backend_display(), []).append(option)
             seen.add(p.name)
-        self.fields["parser"].choices = [("", "none: the backend's setting"), *groups.items()]
+        self.fields["parser"].choices = [("", _("none: the backend's setting")), *groups.items()]
         self.fields["parser"].widget.backends = {p.spec: p.backend for p in registered}
         # the best registered parser, else the settings' backend (predictions.parsers.default_prefill)
         backend, model = default_prefill()
@@ -84,22 +108,25 @@ class PrefillForm(TargetMixin, forms.Form):
             best = model if any(p.spec == model for p in registered) else ""
             self.fields["parser"].initial = best
             if best:
-                self.fields["parser"].help_text = (
-                    f"the best registered parser is {best} (the Parsers page says why); "
-                    + self.fields["parser"].help_text
-                )
+                self.fields["parser"].help_text = _(
+                    "the best registered parser is %(best)s (the Parsers page says why); %(help)s"
+                ) % {"best": best, "help": self.fields["parser"].help_text}
 
     def clean(self):
         data = super().clean()
         backend, parser = data.get("backend"), data.get("parser") or ""
         model = (data.get("model") or "").strip()
         if parser and model:
-            self.add_error("model", "give a trained parser or a model name, not both")
+            self.add_error("model", _("give a trained parser or a model name, not both"))
             return data
         if parser:
             chosen = self.fields["parser"].widget.backends[parser]
             if backend and backend != chosen:
-                self.add_error("parser", f"{parser} is a {chosen} parser: choose the backend {chosen} for it")
+                self.add_error(
+                    "parser",
+                    _("%(spec)s is a %(backend)s parser: choose the backend %(backend)s for it")
+                    % {"spec": parser, "backend": chosen},
+                )
         elif model and backend:
             problem = model_name_problem(backend, model)
             if problem:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 from nsmcore.parsers import BACKENDS, Parser, ParserUnavailable, make_parser
 from registry.models import RegisteredParser
@@ -34,8 +35,11 @@ def inside_model_dir(value: str) -> Path:
     resolved = (path if path.is_absolute() else root / path).resolve()
     if resolved != root and root not in resolved.parents:
         raise ModelFolderError(
-            f"{value}: model folders live inside NSM_MODEL_DIR ({root}); give a folder name there "
-            "(or a registered parser's name)"
+            _(
+                "%(value)s: model folders live inside NSM_MODEL_DIR (%(root)s); give a folder name there "
+                "(or a registered parser's name)"
+            )
+            % {"value": value, "root": root}
         )
     return resolved
 
@@ -138,7 +142,10 @@ def _registry_problem(backend: str, model: str) -> str | None:
     if isinstance(found, str):
         return found
     if found is not None and found.backend != backend:
-        return f"{found.spec} is a {found.backend} parser: choose the backend {found.backend} for it"
+        return _("%(spec)s is a %(backend)s parser: choose the backend %(backend)s for it") % {
+            "spec": found.spec,
+            "backend": found.backend,
+        }
     return None
 
 
@@ -164,15 +171,18 @@ def model_name_problem(backend: str, model: str) -> str | None:
     if not model or is_spec(model):  # a registered name: its backend is checked when the job is made
         return None
     if backend == "lexical":
-        return "the lexical baseline takes no model (its cue list is the setting NSM_LEXICAL_CUES)"
+        return _("the lexical baseline takes no model (its cue list is the setting NSM_LEXICAL_CUES)")
     if backend == "classifier":
-        return f"no registered parser {model!r} (a classifier is chosen by its name); {registered_line()}"
+        return _("no registered parser %(model)s (a classifier is chosen by its name); %(registered)s") % {
+            "model": repr(model),
+            "registered": registered_line(),
+        }
     if looks_like_path(model):
-        return (
-            f"{model}: a model is chosen by name, not by a folder on the server: choose a trained "
+        return _(
+            "%(model)s: a model is chosen by name, not by a folder on the server: choose a trained "
             "parser (a train job registers it), give a hub or server model name, or set the folder in "
             "NSM_PARSER_MODEL"
-        )
+        ) % {"model": model}
     return None
 
 
@@ -191,7 +201,7 @@ def parser_setting_problem(backend: str, model: str = "") -> str | None:
     if backend == "classifier":
         spec = resolved_model(backend, model)
         if not spec:
-            return "no model given: choose a registered parser (Parsers page) or set NSM_PARSER_MODEL"
+            return _("no model given: choose a registered parser (Parsers page) or set NSM_PARSER_MODEL")
         if (Path(spec).expanduser() / "card.json").is_file():
             return None
         if looks_like_spec(spec):
@@ -200,15 +210,18 @@ def parser_setting_problem(backend: str, model: str = "") -> str | None:
             except UnknownParser as error:
                 return str(error)
             return None
-        return f"no classifier model folder at {spec} (no card.json); {registered_line()}"
+        return _("no classifier model folder at %(spec)s (no card.json); %(registered)s") % {
+            "spec": spec,
+            "registered": registered_line(),
+        }
     options = parser_options(backend, model)
     if backend == "transformers" and not options["model"]:
-        return "no model given: give one with the job, or set NSM_PARSER_MODEL (a model name or a folder)"
+        return _("no model given: give one with the job, or set NSM_PARSER_MODEL (a model name or a folder)")
     if backend == "openai":
         if not options["base_url"]:
-            return "no server given: set NSM_OPENAI_BASE_URL (e.g. http://127.0.0.1:8001/v1)"
+            return _("no server given: set NSM_OPENAI_BASE_URL (e.g. http://127.0.0.1:8001/v1)")
         if not options["model"]:
-            return "no model given: give one with the job, or set NSM_OPENAI_MODEL (one the server serves)"
+            return _("no model given: give one with the job, or set NSM_OPENAI_MODEL (one the server serves)")
     return None
 
 
@@ -228,9 +241,9 @@ def parser_build(*, backend: str, model: str = "", mode: str = "", adapter: str 
 
 def backend_choices() -> list[tuple[str, str]]:
     labels = {
-        "lexical": "lexical baseline (cue lists, no model)",
-        "transformers": "local causal LM (transformers, constrained)",
-        "openai": "OpenAI-compatible server",
-        "classifier": "classifier parser (scikit-learn, trained here: a registered parser by name)",
+        "lexical": _("lexical baseline (cue lists, no model)"),
+        "transformers": _("local causal LM (transformers, constrained)"),
+        "openai": _("OpenAI-compatible server"),
+        "classifier": _("classifier parser (scikit-learn, trained here: a registered parser by name)"),
     }
     return [(b, labels[b]) for b in BACKENDS]

@@ -13,6 +13,8 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils.html import format_html
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from annotator.models import Item, ItemSet, ItemSetMember, ParserPrediction, Round
 from jobs.kinds import JobError, JobKind, Params, job_kind_register
@@ -50,14 +52,29 @@ class PrefillParams(Params):
 
     def validate(self) -> None:
         if self.backend not in BACKENDS:
-            self.bad("backend", f"unknown parser backend {self.backend!r}; backends: {', '.join(BACKENDS)}")
+            self.bad(
+                "backend",
+                _("unknown parser backend %(backend)s; backends: %(backends)s")
+                % {"backend": repr(self.backend), "backends": ", ".join(BACKENDS)},
+            )
         if self.text_field not in TEXT_FIELDS:
             fields = ", ".join(TEXT_FIELDS)
-            self.bad("text_field", f"unknown text field {self.text_field!r}; fields: {fields}")
+            self.bad(
+                "text_field",
+                _("unknown text field %(field)s; fields: %(fields)s")
+                % {"field": repr(self.text_field), "fields": fields},
+            )
         if self.mode not in MODES:
-            self.bad("mode", f"unknown mode {self.mode!r}; modes: schema, free (or empty: the setting)")
+            self.bad(
+                "mode",
+                _("unknown mode %(mode)s; modes: schema, free (or empty: the setting)")
+                % {"mode": repr(self.mode)},
+            )
         if self.adapter and self.backend != "transformers":
-            self.bad("adapter", f"an adapter is for the transformers backend, not {self.backend}")
+            self.bad(
+                "adapter",
+                _("an adapter is for the transformers backend, not %(backend)s") % {"backend": self.backend},
+            )
 
 
 def job_prefill_start(
@@ -77,7 +94,7 @@ def job_prefill_start(
     A round's items are read in the round's text field; an item set's in ``text_field``. With no
     backend, the best registered parser (else the settings' backend) prefills."""
     if (item_set is None) == (round_ is None):
-        raise JobError("choose an item set or a round, not both")
+        raise JobError(_("choose an item set or a round, not both"))
     if not backend:  # a registered parser's own backend, else the settings'
         backend, model = default_prefill() if not model else (model_backend(model), model)
     model = resolved_model(backend, model)
@@ -96,14 +113,18 @@ def job_prefill_start(
     )
     problem = parser_setting_problem(params.backend, model)
     if problem:
-        raise JobError(f"the {params.backend} parser cannot run: {problem}")
+        raise JobError(
+            _("the %(backend)s parser cannot run: %(problem)s")
+            % {"backend": params.backend, "problem": problem}
+        )
     if adapter and not (Path(adapter).expanduser() / "adapter_config.json").is_file():
         raise JobError(
-            f"prefill job parameter 'adapter': no LoRA adapter at {adapter} (no adapter_config.json)"
+            _("prefill job parameter 'adapter': no LoRA adapter at %(adapter)s (no adapter_config.json)")
+            % {"adapter": adapter}
         )
     total = ItemSetMember.objects.filter(item_set=item_set).count()
     if not total:
-        raise JobError(f"item set {item_set.name} has no items")
+        raise JobError(_("item set %(name)s has no items") % {"name": item_set.name})
     key = f"{params.backend}|{model}|{mode}|{params.text_field}" + (f"|{adapter}" if adapter else "")
     return job_create(
         PREFILL, user=user, item_set=item_set, round_=round_, key=key,
@@ -181,17 +202,17 @@ def run_prefill(job: Job, params: PrefillParams) -> bool:
 
 
 def describe_prefill(job: Job, params: PrefillParams) -> str:
-    parser = format_html("parser <code>{}</code>", job.engine or params.backend)
+    parser = format_html(_("parser <code>{}</code>"), job.engine or params.backend)
     if job.engine_version:
-        parser = format_html("{} version <code>{}</code>", parser, job.engine_version)
+        parser = format_html(_("{} version <code>{}</code>"), parser, job.engine_version)
     elif params.model:
-        parser = format_html("{} · model <code>{}</code>", parser, params.model)
+        parser = format_html(_("{} · model <code>{}</code>"), parser, params.model)
     if params.adapter and not job.engine:
-        parser = format_html("{} · adapter <code>{}</code>", parser, params.adapter)
+        parser = format_html(_("{} · adapter <code>{}</code>"), parser, params.adapter)
     if params.mode:
-        parser = format_html("{} · {} decoding", parser, params.mode)
-    extra = " · overwrites earlier predictions" if params.overwrite else ""
-    return format_html("{} · reads {}{}", parser, params.text_field, extra)
+        parser = format_html(_("{} · {} decoding"), parser, params.mode)
+    extra = " · " + _("overwrites earlier predictions") if params.overwrite else ""
+    return format_html(_("{} · reads {}{}"), parser, params.text_field, extra)
 
 
 def kept_prefill(job: Job) -> str:
@@ -205,9 +226,14 @@ def prefill_resume_problem(job: Job, params: PrefillParams) -> str | None:
     registered parser may have gone since)."""
     problem = parser_setting_problem(params.backend, params.model)
     if problem:
-        return f"the {params.backend} parser cannot run: {problem}"
+        return _("the %(backend)s parser cannot run: %(problem)s") % {
+            "backend": params.backend,
+            "problem": problem,
+        }
     if params.adapter and not (Path(params.adapter).expanduser() / "adapter_config.json").is_file():
-        return f"no LoRA adapter at {params.adapter} any more (no adapter_config.json)"
+        return _("no LoRA adapter at %(adapter)s any more (no adapter_config.json)") % {
+            "adapter": params.adapter
+        }
     return None
 
 
@@ -219,7 +245,7 @@ def prefill_status_context(job: Job) -> dict[str, Any]:
 job_kind_register(
     JobKind(
         name=PREFILL,
-        label="parser prefill",
+        label=gettext_lazy("parser prefill"),
         params=PrefillParams,
         run=run_prefill,
         describe=describe_prefill,

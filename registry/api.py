@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.utils.translation import gettext_lazy as _
 from rest_framework import generics, serializers
 from rest_framework.permissions import IsAuthenticated
 
@@ -11,7 +12,7 @@ from registry.models import RegisteredParser
 from registry.selectors import best_parser
 
 IsAdjudicatorOrAdmin = HasRole(
-    ADJUDICATOR, ADMIN, message="the parser registry is for adjudicators and admins"
+    ADJUDICATOR, ADMIN, message=_("the parser registry is for adjudicators and admins")
 )
 
 

@@ -4,6 +4,7 @@ import re
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 NAME_PATTERN = r"[a-z0-9][a-z0-9._-]{0,62}"
 NAME_RE = re.compile(NAME_PATTERN)
@@ -14,8 +15,8 @@ class RegisteredParser(models.Model):
     and choose the name and version (``NAME@VERSION``, or ``NAME`` for the newest)."""
 
     class Backend(models.TextChoices):
-        CLASSIFIER = "classifier", "classifier (scikit-learn, CPU)"
-        TRANSFORMERS = "transformers", "causal LM with a LoRA adapter"
+        CLASSIFIER = "classifier", _("classifier (scikit-learn, CPU)")
+        TRANSFORMERS = "transformers", _("causal LM with a LoRA adapter")
 
     name = models.CharField(max_length=63, help_text="lower case letters, digits, '.', '_' and '-'")
     version = models.PositiveIntegerField()

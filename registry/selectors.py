@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from django.db.models import F, QuerySet
+from django.utils.translation import gettext as _
 
 from nsmcore.parsers import trained_item_ids
 from registry.models import NAME_PATTERN, RegisteredParser
@@ -38,8 +39,10 @@ def registered_line(limit: int = 12) -> str:
     """``registered: a@2, a@1, b@1`` (newest first within a name), for refusals."""
     rows = RegisteredParser.objects.order_by("name", "-version").values_list("name", "version")
     specs = [f"{name}@{version}" for name, version in rows]
-    shown = ", ".join(specs[:limit]) + (f" and {len(specs) - limit} more" if len(specs) > limit else "")
-    return f"registered: {shown or 'none yet (train one on the Jobs page)'}"
+    shown = ", ".join(specs[:limit])
+    if len(specs) > limit:
+        shown = _("%(shown)s and %(more)s more") % {"shown": shown, "more": len(specs) - limit}
+    return _("registered: %(shown)s") % {"shown": shown or _("none yet (train one on the Jobs page)")}
 
 
 def looks_like_spec(value: str) -> bool:
@@ -57,7 +60,10 @@ def parser_get(spec: str) -> RegisteredParser:
         )
     parser = found.order_by("-version").first()
     if parser is None:
-        raise UnknownParser(f"no registered parser {spec!r}; {registered_line()}")
+        raise UnknownParser(
+            _("no registered parser %(spec)s; %(registered)s")
+            % {"spec": repr(spec), "registered": registered_line()}
+        )
     return parser
 
 
@@ -69,7 +75,7 @@ def parser_for_folder(folder: str) -> RegisteredParser | None:
 
 def is_spec(value: str) -> bool:
     """Whether ``value`` names a registered parser (not a path or a hub name)."""
-    name, _, version = value.strip().partition("@")
+    name, _at, version = value.strip().partition("@")
     if not name or "/" in name or (version and not version.isdigit()):
         return False
     return RegisteredParser.objects.filter(name=name).exists()
@@ -79,9 +85,9 @@ def trained_ids(parser_name: str) -> frozenset[str] | frozenset[tuple[str, str]]
     """What a parser (by the name its predictions carry) was trained on: a registered parser's
     (source, source_id) pairs, else the corpus ids its folder records
     (nsmcore.parsers.trained_item_ids); None when nothing is recorded."""
-    backend, _, spec = parser_name.partition(":")
+    backend, _colon, spec = parser_name.partition(":")
     if "@" in spec and backend in RegisteredParser.Backend.values:
-        name, _, version = spec.partition("@")
+        name, _at, version = spec.partition("@")
         found = RegisteredParser.objects.filter(
             name=name, backend=backend, version=int(version) if version.isdigit() else -1
         ).first()

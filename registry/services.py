@@ -7,6 +7,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import Max
+from django.utils.translation import gettext as _
 
 from registry.models import NAME_PATTERN, NAME_RE, RegisteredParser
 
@@ -19,7 +20,8 @@ def check_name(name: str) -> str:
     name = (name or "").strip()
     if not NAME_RE.fullmatch(name):
         raise RegistryError(
-            f"parser name {name!r}: use 1-63 lower-case letters, digits, '.', '_' or '-' ({NAME_PATTERN})"
+            _("parser name %(name)s: use 1-63 lower-case letters, digits, '.', '_' or '-' (%(pattern)s)")
+            % {"name": repr(name), "pattern": NAME_PATTERN}
         )
     return name
 
@@ -59,7 +61,7 @@ def parser_register(
         raise RegistryError(
             f"parser name {name!r} is taken by {other.first()} parsers; a {backend} parser needs another name"
         )
-    for _ in range(5):
+    for _attempt in range(5):
         top = RegisteredParser.objects.filter(name=name).aggregate(v=Max("version"))["v"] or 0
         try:
             with transaction.atomic():

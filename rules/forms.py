@@ -8,6 +8,8 @@ import json
 from typing import Any
 
 from django import forms
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 import nsmcore
 from nsmcore import jsonio
@@ -20,14 +22,20 @@ class ProposalFields(forms.Form):
     """What every proposal says besides its rules."""
 
     version = forms.CharField(
-        required=False, max_length=32, help_text="its name; left empty, the next number (2, 3, ...)"
+        required=False,
+        max_length=32,
+        label=gettext_lazy("Version"),
+        help_text=gettext_lazy("its name; left empty, the next number (2, 3, ...)"),
     )
     note = forms.CharField(
         required=False, max_length=5000, widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
-        help_text="what the revision changes and why",
+        label=gettext_lazy("Note"), help_text=gettext_lazy("what the revision changes and why"),
     )  # fmt: skip
     pilot_item_set = forms.CharField(
-        required=False, max_length=100, help_text="the pilot item set compared (default: the setting)"
+        required=False,
+        max_length=100,
+        label=gettext_lazy("Pilot item set"),
+        help_text=gettext_lazy("the pilot item set compared (default: the setting)"),
     )
 
 
@@ -44,8 +52,12 @@ class EditRulesForm(ProposalFields):
         self.rule_set = rule_set
         for k, rule in enumerate(rule_set.rules):
             self.fields[f"r{k}_order"] = forms.IntegerField(
-                min_value=0, max_value=999, initial=k + 1, label=f"{rule.emotion}: place",
-                error_messages={"required": f"rule {k} ({rule.emotion}): give its place in the order"},
+                min_value=0, max_value=999, initial=k + 1,
+                label=_("%(emotion)s: place") % {"emotion": rule.emotion},
+                error_messages={
+                    "required": _("rule %(index)s (%(emotion)s): give its place in the order")
+                    % {"index": k, "emotion": rule.emotion}
+                },
             )  # fmt: skip
             for slot in SLOTS:
                 self.fields[_field(k, slot.name)] = forms.MultipleChoiceField(
@@ -78,22 +90,31 @@ class EditRulesForm(ProposalFields):
 
 
 class UploadRulesForm(ProposalFields):
-    file = forms.FileField(help_text="a rule set file (JSON, the v1.json format)")
+    file = forms.FileField(
+        label=gettext_lazy("File"), help_text=gettext_lazy("a rule set file (JSON, the v1.json format)")
+    )
 
     def clean_file(self) -> dict[str, Any]:
         upload = self.cleaned_data["file"]
         if upload.size > MAX_FILE_BYTES:
-            raise forms.ValidationError(f"{upload.name}: {upload.size:,} bytes; at most {MAX_FILE_BYTES:,}")
+            raise forms.ValidationError(
+                _("%(name)s: %(size)s bytes; at most %(limit)s")
+                % {"name": upload.name, "size": f"{upload.size:,}", "limit": f"{MAX_FILE_BYTES:,}"}
+            )
         try:
             document = jsonio.loads(upload.read().decode("utf-8"))
         except jsonio.JSONTooComplex as error:
             raise forms.ValidationError(f"{upload.name}: {error}") from None
         except UnicodeDecodeError:
-            raise forms.ValidationError(f"{upload.name}: not UTF-8 text") from None
+            raise forms.ValidationError(_("%(name)s: not UTF-8 text") % {"name": upload.name}) from None
         except json.JSONDecodeError as error:
-            raise forms.ValidationError(f"{upload.name}: not valid JSON ({error})") from None
+            raise forms.ValidationError(
+                _("%(name)s: not valid JSON (%(error)s)") % {"name": upload.name, "error": error}
+            ) from None
         if not isinstance(document, dict):
-            raise forms.ValidationError(f"{upload.name}: a rule set file is a JSON object with 'rules'")
+            raise forms.ValidationError(
+                _("%(name)s: a rule set file is a JSON object with 'rules'") % {"name": upload.name}
+            )
         return document
 
     def document(self) -> dict[str, Any]:

@@ -6,17 +6,18 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 
 class RuleSetVersion(models.Model):
     """One version of the mapper's rule set, stored as the JSON document nsmcore reads."""
 
     class Status(models.TextChoices):
-        PROPOSED = "proposed", "proposed"
-        ACTIVE = "active", "active"
-        RETIRED = "retired", "retired (was active)"
-        REJECTED = "rejected", "rejected by vote"
-        WITHDRAWN = "withdrawn", "withdrawn"
+        PROPOSED = "proposed", _("proposed")
+        ACTIVE = "active", _("active")
+        RETIRED = "retired", _("retired (was active)")
+        REJECTED = "rejected", _("rejected by vote")
+        WITHDRAWN = "withdrawn", _("withdrawn")
 
     version = models.CharField(max_length=32, unique=True)
     document = models.JSONField(help_text="the rule set as nsmcore reads it (version, description, rules)")
@@ -56,9 +57,9 @@ class RuleSetActivation(models.Model):
     """The history: each time a version became active, how, by whom, and what re-routing did."""
 
     class How(models.TextChoices):
-        INITIAL = "initial", "initial (the packaged default)"
-        VOTE = "vote", "adjudicators' vote"
-        ADMIN = "admin", "admin"
+        INITIAL = "initial", _("initial (the packaged default)")
+        VOTE = "vote", _("adjudicators' vote")
+        ADMIN = "admin", _("admin")
 
     version = models.ForeignKey(RuleSetVersion, on_delete=models.PROTECT, related_name="activations")
     previous = models.ForeignKey(

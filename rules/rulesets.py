@@ -15,6 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 import nsmcore
 from nsmcore.mapper import RuleSetError, parse_rule_set
@@ -101,11 +102,12 @@ def proposed_rule_set(document: Any, version: str) -> nsmcore.RuleSet:
     """Read a proposed rule set (a JSON object in the v1.json format) under ``version``; a bad one
     raises RuleSetError naming the rule, slot and value."""
     if not isinstance(document, dict):
-        raise RuleSetError("a rule set file is a JSON object with 'version' and 'rules'")
+        raise RuleSetError(_("a rule set file is a JSON object with 'version' and 'rules'"))
     version = version.strip()
     if not re.fullmatch(VERSION_NAME, version):
         raise RuleSetError(
-            f"version {version!r}: use up to 32 ASCII letters, digits, '.', '-' or '_' (e.g. 2 or 2.1)"
+            _("version %(version)s: use up to 32 ASCII letters, digits, '.', '-' or '_' (e.g. 2 or 2.1)")
+            % {"version": repr(version)}
         )
     return parse_rule_set({**document, "version": version}, source=f"rule set v{version}")
 

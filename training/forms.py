@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django import forms
 from django.conf import settings
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from jobs.forms import TargetMixin, setting_field, target_choices
 from jobs.models import Job
@@ -23,27 +25,45 @@ class TrainForm(TargetMixin, forms.Form):
     """A train job's parameters (training.train.TrainParams); the defaults are the dataclass's. The
     base model is required for lora and ignored for the classifier."""
 
-    target = forms.ChoiceField(help_text="a round's gold (and passes), or the resolved gold of an item set")
+    target = forms.ChoiceField(
+        label=gettext_lazy("Target"),
+        help_text=gettext_lazy("a round's gold (and passes), or the resolved gold of an item set"),
+    )
     passes = forms.CharField(
-        max_length=300, initial="gold", help_text="comma-separated: gold, annotator:NAME (a round only)"
+        max_length=300,
+        initial="gold",
+        label=gettext_lazy("Passes"),
+        help_text=gettext_lazy("comma-separated: gold, annotator:NAME (a round only)"),
     )
     method = forms.ChoiceField(
         choices=[(m, m) for m in METHODS],
-        help_text="lora: an adapter over a causal LM (a GPU for a real model); classifier: scikit-learn, "
-        "seconds on a CPU, no base model, the LoRA settings ignored. The default is lora on a machine "
-        "with a GPU, the classifier elsewhere (NSM_TRAIN_METHOD)",
+        label=gettext_lazy("Method"),
+        help_text=gettext_lazy(
+            "lora: an adapter over a causal LM (a GPU for a real model); classifier: scikit-learn, "
+            "seconds on a CPU, no base model, the LoRA settings ignored. The default is lora on a machine "
+            "with a GPU, the classifier elsewhere (NSM_TRAIN_METHOD)"
+        ),
     )
     base_model = forms.CharField(
-        required=False, max_length=250, help_text="lora only: hub name or local folder (NSM_PARSER_MODEL)"
+        required=False,
+        max_length=250,
+        label=gettext_lazy("Base model"),
+        help_text=gettext_lazy("lora only: hub name or local folder (NSM_PARSER_MODEL)"),
     )
     output_dir = forms.CharField(
-        required=False, max_length=250, help_text="empty: a folder of its own under NSM_MODEL_DIR"
+        required=False,
+        max_length=250,
+        label=gettext_lazy("Output dir"),
+        help_text=gettext_lazy("empty: a folder of its own under NSM_MODEL_DIR"),
     )
     rank = setting_field(TrainParams, "rank")
     alpha = setting_field(TrainParams, "alpha")
     dropout = setting_field(TrainParams, "dropout")
     target_modules = forms.CharField(
-        required=False, max_length=300, help_text="comma-separated; empty: the architecture's default"
+        required=False,
+        max_length=300,
+        label=gettext_lazy("Target modules"),
+        help_text=gettext_lazy("comma-separated; empty: the architecture's default"),
     )
     epochs = setting_field(TrainParams, "epochs")
     learning_rate = setting_field(TrainParams, "learning_rate")
@@ -53,31 +73,41 @@ class TrainForm(TargetMixin, forms.Form):
     seed = setting_field(TrainParams, "seed")
     gradient_checkpointing = setting_field(TrainParams, "gradient_checkpointing")
     parser_name = forms.CharField(
-        required=False, max_length=63, label="Parser name",
-        help_text="the registry name the trained parser gets (its next version); empty: METHOD-SCOPE",
+        required=False, max_length=63, label=gettext_lazy("Parser name"),
+        help_text=gettext_lazy(
+            "the registry name the trained parser gets (its next version); empty: METHOD-SCOPE"
+        ),
     )  # fmt: skip
     labels_from = forms.CharField(
         required=False,
         max_length=100,
-        label="Labels from (item set)",
-        help_text="classifier only: an item set whose reference labels (and appraisal ratings) also train "
-        "the parser, through the rules; its eval-tier items are left out",
+        label=gettext_lazy("Labels from (item set)"),
+        help_text=gettext_lazy(
+            "classifier only: an item set whose reference labels (and appraisal ratings) also train "
+            "the parser, through the rules; its eval-tier items are left out"
+        ),
     )
     encoder = forms.CharField(
         required=False,
         max_length=250,
-        help_text="classifier only: sentence embeddings beside the n-grams: 'bundled' (all-MiniLM-L6-v2) "
-        "or a model folder; empty: none",
+        label=gettext_lazy("Encoder"),
+        help_text=gettext_lazy(
+            "classifier only: sentence embeddings beside the n-grams: 'bundled' (all-MiniLM-L6-v2) "
+            "or a model folder; empty: none"
+        ),
     )
     # empty: the job's default
     appraisal_weight = setting_field(TrainParams, "appraisal_weight", required=False)
     label_trust = setting_field(TrainParams, "label_trust", required=False)
     label_prior = setting_field(TrainParams, "label_prior", required=False)
     abstain_below = forms.CharField(
-        required=False, max_length=20, initial=_TRAIN["abstain_below"].default, label="Abstain below",
-        help_text="classifier only, with labels: 'auto' (a confidence floor chosen on a tenth of the "
-        "labels, held back; it also gives the parser its held-back accuracy), a share between 0 and 1, "
-        "or empty: never",
+        required=False, max_length=20, initial=_TRAIN["abstain_below"].default,
+        label=gettext_lazy("Abstain below"),
+        help_text=gettext_lazy(
+            "classifier only, with labels: 'auto' (a confidence floor chosen on a tenth of the "
+            "labels, held back; it also gives the parser its held-back accuracy), a share between 0 and 1, "
+            "or empty: never"
+        ),
     )  # fmt: skip
 
     def __init__(self, *args, **kwargs):
@@ -97,7 +127,7 @@ class TrainForm(TargetMixin, forms.Form):
     def clean(self):
         data = super().clean()
         if data.get("method") == "lora" and not (data.get("base_model") or "").strip():
-            self.add_error("base_model", "required for the lora method: a hub name or local folder")
+            self.add_error("base_model", _("required for the lora method: a hub name or local folder"))
         return data
 
     def params(self) -> dict:

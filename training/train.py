@@ -27,6 +27,8 @@ from typing import Any
 
 from django.conf import settings
 from django.utils.html import format_html
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, gettext_noop
 
 from adjudication.gold.services import gold_sync
 from adjudication.training import TrainingSource, labelled_texts, parse_passes, training_data
@@ -95,22 +97,54 @@ class TrainParams(Params):
     passes: str = "gold"
     #: empty: NSM_MODEL_DIR/job-<id>
     output_dir: str = ""
-    rank: int = setting(16, min=1, help="LoRA rank: the adapter's size")
-    alpha: int = setting(32, min=1, help="LoRA alpha: the adapter's scale (alpha / rank)")
-    dropout: float = setting(0.05, min=0, max=0.99, help="dropout on the adapter's input")
+    # labels and help are marked with gettext_noop: the form translates them when shown
+    # (jobs.forms.setting_field), the command's help reads them as they are
+    rank: int = setting(
+        16, min=1, label=gettext_noop("Rank"), help=gettext_noop("LoRA rank: the adapter's size")
+    )
+    alpha: int = setting(
+        32,
+        min=1,
+        label=gettext_noop("Alpha"),
+        help=gettext_noop("LoRA alpha: the adapter's scale (alpha / rank)"),
+    )
+    dropout: float = setting(
+        0.05,
+        min=0,
+        max=0.99,
+        label=gettext_noop("Dropout"),
+        help=gettext_noop("dropout on the adapter's input"),
+    )
     #: comma-separated module names; empty: the architecture's default
     target_modules: str = ""
-    epochs: int = setting(3, min=1)
-    learning_rate: float = setting(2e-4, min=1e-7, max=0.5)
-    batch_size: int = setting(4, min=1, help="examples per forward pass")
-    grad_accum: int = setting(
-        1, min=1, label="Gradient accumulation", help="an optimizer step reads batch size x this many"
+    epochs: int = setting(3, min=1, label=gettext_noop("Epochs"))
+    learning_rate: float = setting(2e-4, min=1e-7, max=0.5, label=gettext_noop("Learning rate"))
+    batch_size: int = setting(
+        4, min=1, label=gettext_noop("Batch size"), help=gettext_noop("examples per forward pass")
     )
-    max_length: int = setting(1024, min=64, help="tokens of prompt and answer, at most")
-    seed: int = setting(0, min=0)
-    checkpoint_every: int = setting(50, min=1, help="steps between checkpoints (a stopped job resumes there)")
+    grad_accum: int = setting(
+        1,
+        min=1,
+        label=gettext_noop("Gradient accumulation"),
+        help=gettext_noop("an optimizer step reads batch size x this many"),
+    )
+    max_length: int = setting(
+        1024,
+        min=64,
+        label=gettext_noop("Max length"),
+        help=gettext_noop("tokens of prompt and answer, at most"),
+    )
+    seed: int = setting(0, min=0, label=gettext_noop("Seed"))
+    checkpoint_every: int = setting(
+        50,
+        min=1,
+        label=gettext_noop("Checkpoint every"),
+        help=gettext_noop("steps between checkpoints (a stopped job resumes there)"),
+    )
     gradient_checkpointing: bool = setting(
-        False, help="less GPU memory for long prompts, about a third slower"
+        False,
+        label=gettext_noop("Gradient checkpointing"),
+        help=gettext_noop("less GPU memory for long prompts, about a third slower"),
     )
     #: the registry name the trained parser gets (a new version of it); empty: METHOD-SCOPE
     parser_name: str = ""
@@ -120,21 +154,23 @@ class TrainParams(Params):
     #: classifier only: sentence embeddings beside the n-grams ("bundled" or a model folder)
     encoder: str = ""
     appraisal_weight: float = setting(
-        0.0, min=0, max=10,
-        help="classifier only, with labels: how much the appraisal ratings count (0: not at all)",
+        0.0, min=0, max=10, label=gettext_noop("Appraisal weight"),
+        help=gettext_noop(
+            "classifier only, with labels: how much the appraisal ratings count (0: not at all)"
+        ),
     )  # fmt: skip
     # The three settings below apply with labels_from only. Their defaults are the tool's measured
     # best on held-out silver-156 (benchmarks/results/parser.json, README): the library's
     # defaults (nsmcore.parsers.classifier.DEFAULT_OPTIONS) are the plain ones.
     label_trust: float = setting(
-        0.5, min=0.000001, max=1,
-        help="classifier only, with labels: how far a label may pull the slots toward its rule "
-        "(1: all the way; lower keeps them closer to the gold explications)",
+        0.5, min=0.000001, max=1, label=gettext_noop("Label trust"),
+        help=gettext_noop("classifier only, with labels: how far a label may pull the slots toward its rule "
+                          "(1: all the way; lower keeps them closer to the gold explications)"),
     )  # fmt: skip
     label_prior: float = setting(
-        4.0, min=0, max=100,
-        help="classifier only, with labels: the weight of a label head that chooses each text's rule when "
-        "decoding (0: none)",
+        4.0, min=0, max=100, label=gettext_noop("Label prior"),
+        help=gettext_noop("classifier only, with labels: the weight of a label head that chooses each text's "
+                          "rule when decoding (0: none)"),
     )  # fmt: skip
     #: classifier only, with labels: "auto" (a confidence floor chosen on a tenth of the labelled
     #: texts, held back; with fewer than 40 it is off and the summary says so), "" (never
@@ -143,16 +179,23 @@ class TrainParams(Params):
 
     def validate(self) -> None:
         if self.method not in METHODS:
-            self.bad("method", f"unknown method {self.method!r}; methods: {', '.join(METHODS)}")
+            self.bad(
+                "method",
+                _("unknown method %(method)s; methods: %(methods)s")
+                % {"method": repr(self.method), "methods": ", ".join(METHODS)},
+            )
         if self.method == "lora" and not self.base_model.strip():
             self.bad(
                 "base_model",
-                "empty; the lora method needs the base model's name or local folder (e.g. NSM_PARSER_MODEL)",
+                _(
+                    "empty; the lora method needs the base model's name or local folder "
+                    "(e.g. NSM_PARSER_MODEL)"
+                ),
             )
         if self.method != "classifier":
             for name in CLASSIFIER_FIELDS:
                 if getattr(self, name) != TrainParams.__dataclass_fields__[name].default:
-                    self.bad(name, "for the classifier method only")
+                    self.bad(name, _("for the classifier method only"))
         if self.parser_name:
             try:
                 check_name(self.parser_name)
@@ -165,19 +208,23 @@ class TrainParams(Params):
                 share = -1.0
             if not 0 < share < 1:
                 self.bad(
-                    "abstain_below", f"'auto', empty or a share between 0 and 1, got {self.abstain_below!r}"
+                    "abstain_below",
+                    _("'auto', empty or a share between 0 and 1, got %(value)s")
+                    % {"value": repr(self.abstain_below)},
                 )
         if not self.labels_from:  # a setting that would change something, given without labels
             for name in LABEL_FIELDS:
                 value = getattr(self, name)
                 if value != TrainParams.__dataclass_fields__[name].default and value != "":
-                    self.bad(name, "needs labels_from: it is about training on labels")
+                    self.bad(name, _("needs labels_from: it is about training on labels"))
         try:
             parse_passes(self.passes)
             if self.method == "lora":
                 self.lora_settings()
         except (TrainingDataError, LoraError) as error:
-            raise JobError(f"{self.kind} job parameter: {error}") from None
+            raise JobError(
+                _("%(kind)s job parameter: %(error)s") % {"kind": self.kind, "error": error}
+            ) from None
 
     def lora_settings(self) -> LoraSettings:
         modules = tuple(m.strip() for m in self.target_modules.split(",") if m.strip())
@@ -477,7 +524,7 @@ def job_train_start(
     ``values`` are TrainParams fields; for lora ``base_model`` defaults to NSM_PARSER_MODEL, and
     the classifier has none (a base model given is dropped: it is not used)."""
     if (item_set is None) == (round_ is None):
-        raise JobError("choose an item set or a round, not both")
+        raise JobError(_("choose an item set or a round, not both"))
     values = {k: v for k, v in values.items() if v is not None}
     if values.get("method", "lora") == "lora":
         values.setdefault("base_model", settings.NSM_PARSER_MODEL)
@@ -490,23 +537,31 @@ def job_train_start(
         try:
             out = inside_model_dir(params.output_dir)
         except ModelFolderError as error:
-            raise JobError(f"train job parameter 'output_dir': {error}") from None
+            raise JobError(_("train job parameter 'output_dir': %(error)s") % {"error": error}) from None
         if out.exists() and not out.is_dir():
-            raise JobError(f"train job parameter 'output_dir': {out} is a file, not a folder")
+            raise JobError(
+                _("train job parameter 'output_dir': %(out)s is a file, not a folder") % {"out": out}
+            )
     base = params.base_model
     if base.startswith(("/", "./", "../", "~")) and not Path(base).expanduser().is_dir():
-        raise JobError(f"train job parameter 'base_model': no model folder at {base}")
+        raise JobError(_("train job parameter 'base_model': no model folder at %(base)s") % {"base": base})
     if params.encoder and (problem := encoder_problem(params.encoder)):
-        raise JobError(f"train job parameter 'encoder': {problem}")
+        raise JobError(_("train job parameter 'encoder': %(problem)s") % {"problem": problem})
     if params.output_dir:
         owner = folder_owner(out)
         if owner is not None:
             raise JobError(
-                f"train job parameter 'output_dir': {params.output_dir} holds the training data of job "
-                f"#{owner}; choose another output folder"
+                _(
+                    "train job parameter 'output_dir': %(folder)s holds the training data of job "
+                    "#%(owner)s; choose another output folder"
+                )
+                % {"folder": params.output_dir, "owner": owner}
             )
     if params.labels_from and not ItemSet.objects.filter(name=params.labels_from).exists():
-        raise JobError(f"train job parameter 'labels_from': no item set named {params.labels_from!r}")
+        raise JobError(
+            _("train job parameter 'labels_from': no item set named %(name)s")
+            % {"name": repr(params.labels_from)}
+        )
     try:
         source = source_for(round_=round_, item_set=item_set, passes=params.passes)
     except TrainingDataError as error:
@@ -535,15 +590,15 @@ def train_key(params: TrainParams) -> str:
 def describe_train(job: Job, params: TrainParams) -> str:
     if params.method == "classifier":
         return format_html(
-            "classifier · passes {} · seed {} · model in <code>{}</code>", params.passes, params.seed,
+            _("classifier · passes {} · seed {} · model in <code>{}</code>"), params.passes, params.seed,
             output_folder(job, params),
         )  # fmt: skip
     settings_line = format_html(
-        "rank {}, alpha {}, {} epochs, learning rate {}, batch {}", params.rank, params.alpha, params.epochs,
-        params.learning_rate, params.batch_size * params.grad_accum,
+        _("rank {}, alpha {}, {} epochs, learning rate {}, batch {}"), params.rank, params.alpha,
+        params.epochs, params.learning_rate, params.batch_size * params.grad_accum,
     )  # fmt: skip
     return format_html(
-        "{} on <code>{}</code> · passes {} · {} · adapter in <code>{}</code>",
+        _("{} on <code>{}</code> · passes {} · {} · adapter in <code>{}</code>"),
         "LoRA" if params.method == "lora" else params.method, params.base_model, params.passes,
         settings_line, output_folder(job, params),
     )  # fmt: skip
@@ -572,14 +627,14 @@ def train_status_context(job: Job) -> dict[str, Any]:
 job_kind_register(
     JobKind(
         name=TRAIN,
-        label="parser training",
+        label=gettext_lazy("parser training"),
         params=TrainParams,
         run=run_train,
         describe=describe_train,
         expected=(LoraError, TrainingDataError, ClassifierError),
         kept=kept_train,
         status_template="training/_status_train.html",
-        unit="steps",
+        unit=gettext_lazy("steps"),
         status_context=train_status_context,
         form="training.forms.TrainForm",
         form_template="training/_train_form.html",

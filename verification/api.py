@@ -3,6 +3,7 @@ calibration against the adjudicators' entailment judgements (adjudicators and ad
 
 from __future__ import annotations
 
+from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.request import Request
@@ -36,7 +37,12 @@ class Calibration(RoundView):
         models = verifier_models(round_)
         model = request.query_params.get("model") or (models[0] if models else "")
         if not model:
-            return Response({"detail": "no cached verifier judgement for this round's texts", "models": []})
+            return Response(
+                {"detail": _("no cached verifier judgement for this round's texts"), "models": []}
+            )
         if model not in models:
-            return Response({"detail": f"no cached judgement by {model!r}", "models": models}, status=404)
+            return Response(
+                {"detail": _("no cached judgement by %(model)s") % {"model": repr(model)}, "models": models},
+                status=404,
+            )
         return Response({**report_as_dict(calibration_report(round_, model)), "models": models})

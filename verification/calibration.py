@@ -13,6 +13,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
+from django.utils.translation import gettext as _
 
 from adjudication.gold.services import AdjudicationError
 from adjudication.models import EntailmentJudgement, GoldConstrual, GoldItem
@@ -61,7 +62,7 @@ def _construal_lines(round_: Round, item_ids: list[int] | None) -> list[tuple[in
 def gold_lines(round_: Round, item_ids: list[int] | None = None) -> dict[int, list[Line]]:
     """The distinct rendered lines of each resolved gold item's construals, in order."""
     out: dict[int, list[Line]] = {}
-    for item_id, _, rendered in _construal_lines(round_, item_ids):
+    for item_id, _index, rendered in _construal_lines(round_, item_ids):
         lines = out.setdefault(item_id, [])
         seen = {line.text for line in lines}
         lines += [line for line in rendered if line.text not in seen]
@@ -107,12 +108,18 @@ def judgement_mark(*, user, round_: Round, item: Item, line: str, entailed: bool
     of the item's gold lines in this round is refused."""
     lines = {line.text: line for line in gold_lines(round_, [item.pk]).get(item.pk, [])}
     if not lines:
-        raise AdjudicationError(f"item {item.source_id} has no resolved gold in round {round_.name}")
+        raise AdjudicationError(
+            _("item %(item)s has no resolved gold in round %(round)s")
+            % {"item": item.source_id, "round": round_.name}
+        )
     if line not in lines:
-        raise AdjudicationError(f"{line!r} is not one of the gold lines of item {item.source_id}")
+        raise AdjudicationError(
+            _("%(line)s is not one of the gold lines of item %(item)s")
+            % {"line": repr(line), "item": item.source_id}
+        )
     premise = item.text_for(round_.text_field)
     with transaction.atomic():
-        judgement, _ = EntailmentJudgement.objects.update_or_create(
+        judgement, _created = EntailmentJudgement.objects.update_or_create(
             item=item,
             text_field=round_.text_field,
             line=line,

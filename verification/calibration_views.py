@@ -9,6 +9,7 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from adjudication.forms import JudgementMarkForm, form_problems
@@ -89,7 +90,12 @@ def calibration_page(request: HttpRequest, round_id: int) -> HttpResponse:
     models = verifier_models(round_)
     query = CalibrationQuery(request.GET, models=models)
     if not query.is_valid():
-        return render(request, "400.html", {"problem": f"bad query: {form_problems(query)}"}, status=400)
+        return render(
+            request,
+            "400.html",
+            {"problem": _("bad query: %(problems)s") % {"problems": form_problems(query)}},
+            status=400,
+        )
     model = query.cleaned_data["model"]
     report = calibration_report(round_, model) if model else None
     context = {

@@ -4,6 +4,8 @@ check of an NLI model that the export's form shares."""
 from __future__ import annotations
 
 from django import forms
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from annotator.models import Round
 from jobs.forms import TargetMixin, target_choices
@@ -14,15 +16,24 @@ from verification.verify import job_verify_start, verifier_available, verifier_s
 
 class VerifyForm(TargetMixin, forms.Form):
     target = forms.ChoiceField(
-        help_text="an item set (a parser's explications) or a round (its resolved gold)"
+        label=gettext_lazy("Target"),
+        help_text=gettext_lazy("an item set (a parser's explications) or a round (its resolved gold)"),
     )
     parser = forms.CharField(
-        required=False, max_length=300, help_text="for an item set: the parser whose explications are checked"
+        required=False,
+        max_length=300,
+        label=gettext_lazy("Parser"),
+        help_text=gettext_lazy("for an item set: the parser whose explications are checked"),
     )
     model = forms.CharField(
-        required=False, max_length=250, help_text="NLI model name or local path; empty: NSM_VERIFIER_MODEL"
+        required=False,
+        max_length=250,
+        label=gettext_lazy("Model"),
+        help_text=gettext_lazy("NLI model name or local path; empty: NSM_VERIFIER_MODEL"),
     )
-    text_field = forms.ChoiceField(choices=Round.TEXT_FIELDS, initial=Round.TEXT_GENERATED)
+    text_field = forms.ChoiceField(
+        choices=Round.TEXT_FIELDS, initial=Round.TEXT_GENERATED, label=gettext_lazy("Text field")
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -61,11 +72,11 @@ class CalibrationQuery(forms.Form):
     """The calibration page's ?model=: one of the models with cached judgements of the round's texts
     (left out, the newest)."""
 
-    model = forms.ChoiceField(required=False)
+    model = forms.ChoiceField(required=False, label=gettext_lazy("Model"))
 
     def __init__(self, data, *, models: list[str]):
         super().__init__(data)
-        self.fields["model"].choices = [("", "the newest"), *((m, m) for m in models)]
+        self.fields["model"].choices = [("", _("the newest")), *((m, m) for m in models)]
         self.models = models
 
     def clean_model(self) -> str:

@@ -12,6 +12,8 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils.html import format_html
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from adjudication.gold.services import gold_sync
 from adjudication.models import GoldConstrual
@@ -39,10 +41,14 @@ class VerifyParams(Params):
 
     def validate(self) -> None:
         if not self.source:
-            self.bad("source", "empty; name the parser whose explications are verified, or 'gold'")
+            self.bad("source", _("empty; name the parser whose explications are verified, or 'gold'"))
         if self.text_field not in TEXT_FIELDS:
             fields = ", ".join(TEXT_FIELDS)
-            self.bad("text_field", f"unknown text field {self.text_field!r}; fields: {fields}")
+            self.bad(
+                "text_field",
+                _("unknown text field %(field)s; fields: %(fields)s")
+                % {"field": repr(self.text_field), "fields": fields},
+            )
 
 
 class DbCache:
@@ -78,9 +84,10 @@ class DbCache:
 
 
 SETTING = "NSM_VERIFIER_MODEL"
-HOW_TO_SET = f"set {SETTING} to a local NLI model folder (docs/verifier.md)"
-WITHOUT_VERIFICATION = (
-    "or export without verification (untick \u201cVerify every line\u201d on the Exports page, "
+#: both translated where they are put into a message (a lazy string, formatted then)
+HOW_TO_SET = gettext_lazy("set NSM_VERIFIER_MODEL to a local NLI model folder (docs/verifier.md)")
+WITHOUT_VERIFICATION = gettext_lazy(
+    "or export without verification (untick “Verify every line” on the Exports page, "
     "or `manage.py export_corpus --no-verify`)"
 )
 
@@ -94,8 +101,12 @@ def verifier_setting_problem() -> str | None:
         return None
     if problem.startswith(model):  # "X is not in the cache": the setting names X already
         problem = problem[len(model) :].lstrip()
-    shown = f"{SETTING}={model}" if model else f"{SETTING} is empty"
-    return f"no usable NLI model: {shown}: {problem}; {HOW_TO_SET}"
+    shown = f"{SETTING}={model}" if model else _("%(setting)s is empty") % {"setting": SETTING}
+    return _("no usable NLI model: %(shown)s: %(problem)s; %(how)s") % {
+        "shown": shown,
+        "problem": problem,
+        "how": HOW_TO_SET,
+    }
 
 
 def verifier_available(model: str) -> str:
@@ -109,7 +120,9 @@ def verifier_available(model: str) -> str:
         return settings.NSM_VERIFIER_MODEL
     problem = model_unavailable(model, download=settings.NSM_VERIFIER_DOWNLOAD)
     if problem:
-        raise VerifierUnavailable(f"cannot use the NLI model {model}: {problem}")
+        raise VerifierUnavailable(
+            _("cannot use the NLI model %(model)s: %(problem)s") % {"model": model, "problem": problem}
+        )
     return model
 
 
@@ -127,7 +140,9 @@ def verifier_build(model: str = "", *, exporting: bool = False) -> Verifier:
         )
     except VerifierUnavailable as error:
         hint = f"{HOW_TO_SET}, {WITHOUT_VERIFICATION}" if exporting else HOW_TO_SET
-        raise VerifierUnavailable(f"{error}. To fix it, {hint}.") from None
+        raise VerifierUnavailable(
+            _("%(error)s. To fix it, %(hint)s.") % {"error": error, "hint": hint}
+        ) from None
 
 
 def explications_for(job: Job, params: VerifyParams) -> list[tuple[int, str, list[dict[str, str]]]]:
@@ -175,7 +190,7 @@ def run_verify(job: Job, params: VerifyParams) -> bool:
             return False
         batch = work[start : start + size]
         pairs, owners = [], []
-        for k, (_, text, explications) in enumerate(batch):
+        for k, (_item_id, text, explications) in enumerate(batch):
             for explication in explications:
                 for line in render(Explication.from_dict(explication)):
                     pairs.append((text, line.text))
@@ -220,9 +235,9 @@ def job_verify_start(
     without loading the model is refused here (no model folder, a hub name not cached): this runs
     in a web request. A model that cannot be loaded fails the job, at once, with the reason."""
     if (item_set is None) == (round_ is None):
-        raise JobError("choose an item set (with a parser) or a round (its gold), not both")
+        raise JobError(_("choose an item set (with a parser) or a round (its gold), not both"))
     if item_set is not None and not parser:
-        raise JobError("choose the parser whose explications are verified")
+        raise JobError(_("choose the parser whose explications are verified"))
     try:
         model = verifier_available(model)
     except VerifierUnavailable as error:
@@ -236,11 +251,11 @@ def job_verify_start(
 
 
 def describe_verify(job: Job, params: VerifyParams) -> str:
-    what = "the gold" if params.source == GOLD else format_html("parser <code>{}</code>", params.source)
-    model = format_html("model <code>{}</code>", job.engine or params.model)
+    what = _("the gold") if params.source == GOLD else format_html(_("parser <code>{}</code>"), params.source)
+    model = format_html(_("model <code>{}</code>"), job.engine or params.model)
     if job.engine_version:
-        model = format_html("{} revision <code>{}</code>", model, job.engine_version)
-    return format_html("{} · {} · reads {}", what, model, params.text_field)
+        model = format_html(_("{} revision <code>{}</code>"), model, job.engine_version)
+    return format_html(_("{} · {} · reads {}"), what, model, params.text_field)
 
 
 def verify_resume_problem(job: Job, params: VerifyParams) -> str | None:
@@ -256,7 +271,7 @@ job_kind_register(
     JobKind(
         name=VERIFY,
         resume_problem=verify_resume_problem,
-        label="NLI verification",
+        label=gettext_lazy("NLI verification"),
         params=VerifyParams,
         run=run_verify,
         describe=describe_verify,
