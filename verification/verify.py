@@ -21,7 +21,7 @@ from annotator.models import Item, ItemSet, ItemSetMember, ParserPrediction, Rou
 from jobs.kinds import JobError, JobKind, Params, job_kind_register
 from jobs.models import Job
 from jobs.services import job_create, job_stopped
-from nsmcore.render import render
+from nsmcore.render import RENDERER_VERSION, render
 from nsmcore.schema import Explication
 from nsmcore.verifier import LineScore, Verifier, VerifierUnavailable, item_score, model_unavailable
 from verification.models import LineVerification
@@ -216,6 +216,9 @@ def run_verify(job: Job, params: VerifyParams) -> bool:
         "threshold": verifier.threshold,
         "model": verifier.model_id,
         "revision": verifier.revision,
+        # the wording the lines were checked in: a renderer version later re-renders them, and the
+        # cache, keyed by the line text, judges the new lines anew (docs/renderer.md)
+        "renderer_version": RENDERER_VERSION,
     }
     Job.objects.filter(pk=job.pk).update(summary=summary)
     return True

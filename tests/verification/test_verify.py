@@ -9,7 +9,7 @@ from annotator.sampling import item_set_from_items
 from jobs.kinds import JobError
 from jobs.models import Job
 from jobs.services import job_run
-from nsmcore.render import render
+from nsmcore.render import RENDERER_VERSION, render
 from nsmcore.schema import Explication
 from nsmcore.tiny import build_tiny_nli
 from predictions.prefill import job_prefill_start
@@ -54,6 +54,7 @@ def test_a_verification_job_checks_every_line_and_caches_it(parsed_set, admin_us
     assert job.summary["lines"] == lines
     assert 0 <= job.summary["mean_item_score"] <= 1
     assert job.summary["threshold"] == 0.5
+    assert job.summary["renderer_version"] == RENDERER_VERSION == "3"  # the wording it checked
     cached = LineVerification.objects.count()
     assert 0 < cached <= lines  # repeated (text, line) pairs are judged once
     row = LineVerification.objects.first()
