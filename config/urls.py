@@ -18,6 +18,7 @@ urlpatterns = [
     path("", include("jobs.urls")),
     path("", include("predictions.urls")),
     path("", include("adjudication.urls")),
+    path("", include("contrasts.urls")),
     path("", include("verification.urls")),
     path("", include("training.urls")),
     path("", include("exports.urls")),

@@ -1,6 +1,10 @@
 """The counterfactual benchmark (SPEC section 6): pairs (x, x') with an edit family, target
 slots and expected emotions (e, e'), scored from a parser's explications of both texts: slot,
-label, clean and causal rates per family and overall."""
+label, clean and causal rates per family and overall.
+
+An *invariance pair* names no target slot: x' rewrites x so that nothing should change, and both
+sides expect the same emotion (e = e'). For it, slot and clean both mean that the parser changed
+no slot (the intended flip of no slot is vacuous), and label that both sides route to e."""
 
 from __future__ import annotations
 
@@ -31,12 +35,18 @@ class CounterfactualPair:
     explication_prime: Any
     target_values: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
+    @property
+    def invariance(self) -> bool:
+        """No target slot: nothing should change between x and x'."""
+        return not self.target_slots
+
 
 def read_pair(obj: Any, where: str, rule_set: RuleSet | None = None) -> CounterfactualPair:
     """A pair from its JSON form (docs/evaluation.md); EvaluationError naming ``where``.
 
     ``{"id", "family", "target_slots": [...], "target_values"?: {slot: [v, v']},
-    "x": {"text", "emotion", "explication"}, "x_prime": {...}}``"""
+    "x": {"text", "emotion", "explication"}, "x_prime": {...}}``; ``target_slots`` may be empty
+    only for an invariance pair, whose two sides expect the same emotion."""
     labels = (rule_set or load_rule_set()).emotions
     if not isinstance(obj, Mapping):
         raise EvaluationError(f"{where}: expected a JSON object")
@@ -44,10 +54,15 @@ def read_pair(obj: Any, where: str, rule_set: RuleSet | None = None) -> Counterf
         if not isinstance(obj.get(key), str) or not obj[key]:
             raise EvaluationError(f"{where}: {key!r} must be a non-empty string")
     slots = obj.get("target_slots")
-    if not isinstance(slots, list) or not slots or not all(s in SLOT_BY_NAME for s in slots):
+    if (
+        not isinstance(slots, list)
+        or (not slots and not _same_emotion(obj))
+        or not all(isinstance(s, str) and s in SLOT_BY_NAME for s in slots)
+    ):
         raise EvaluationError(
             f"{where}: 'target_slots' must be a non-empty list of slots "
-            f"({', '.join(SLOT_NAMES)}), got {slots!r}"
+            f"({', '.join(SLOT_NAMES)}), or empty for an invariance pair (x and x_prime with one "
+            f"emotion), got {slots!r}"
         )
     sides = []
     for side in ("x", "x_prime"):
@@ -86,6 +101,78 @@ def read_pair(obj: Any, where: str, rule_set: RuleSet | None = None) -> Counterf
         sides[1][1],
         target_values,
     )
+
+
+def _same_emotion(obj: Mapping[str, Any]) -> bool:
+    """Whether both sides of a pair's JSON form name one emotion (an invariance pair's)."""
+    x, x_prime = obj.get("x"), obj.get("x_prime")
+    if not isinstance(x, Mapping) or not isinstance(x_prime, Mapping):
+        return False
+    return x.get("emotion") is not None and x.get("emotion") == x_prime.get("emotion")
+
+
+@dataclass(frozen=True)
+class PairOutcome:
+    """One pair as a parser did on it: the labels both sides routed to, and the four tests."""
+
+    id: str
+    family: str
+    label_x: str
+    label_x_prime: str
+    slot: bool
+    label: bool
+    clean: bool
+
+    @property
+    def causal(self) -> bool:
+        return self.slot and self.label and self.clean
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "family": self.family,
+            "routed": [self.label_x, self.label_x_prime],
+            "slot": self.slot,
+            "label": self.label,
+            "clean": self.clean,
+            "causal": self.causal,
+        }
+
+
+def pair_outcomes(pairs: Sequence[CounterfactualPair], rule_set: RuleSet | None = None) -> list[PairOutcome]:
+    """Each pair's routed labels and its slot, label and clean tests (what :func:`counterfactual`
+    counts). A pair whose explication on either side is unreadable or illegal flips nothing and
+    is not clean; its label test reads the abstention it routes to."""
+    rule_set = rule_set or load_rule_set()
+    for pair in pairs:
+        if pair.invariance and pair.expected != pair.expected_prime:
+            raise EvaluationError(
+                f"pair {pair.id!r}: an invariance pair (no target slots) expects one emotion on both "
+                f"sides, not {pair.expected!r} and {pair.expected_prime!r}"
+            )
+    routings = route_batch([o for p in pairs for o in (p.explication, p.explication_prime)], rule_set)
+    outcomes: list[PairOutcome] = []
+    for i, pair in enumerate(pairs):
+        before, after = routings[2 * i], routings[2 * i + 1]
+        label = before.label == pair.expected and after.label == pair.expected_prime
+        a, a_problems = check(pair.explication)
+        b, b_problems = check(pair.explication_prime)
+        slot = clean = False
+        if a is not None and b is not None and not a_problems and not b_problems:
+            clean = all(getattr(a, s) == getattr(b, s) for s in SLOT_NAMES if s not in pair.target_slots)
+            if pair.invariance:  # the intended flip of no slot: that none changed
+                slot = clean
+            else:
+                slot = all(
+                    getattr(a, s) != getattr(b, s)
+                    and (
+                        s not in pair.target_values
+                        or (getattr(a, s), getattr(b, s)) == tuple(pair.target_values[s])
+                    )
+                    for s in pair.target_slots
+                )
+        outcomes.append(PairOutcome(pair.id, pair.family, before.label, after.label, slot, label, clean))
+    return outcomes
 
 
 @dataclass(frozen=True)
@@ -134,27 +221,13 @@ def counterfactual(
     pass_name: str,
     confidence: float = 0.95,
 ) -> CounterfactualReport:
-    """Slot, label, clean and causal rates per edit family and overall."""
+    """Slot, label, clean and causal rates per edit family and overall (invariance pairs: see
+    the module's note)."""
     rule_set = rule_set or load_rule_set()
     if not pairs:
         raise EvaluationError("no counterfactual pairs")
     evidence = Evidence(tier, len(pairs), rule_set.version, rule_set.content_hash, pass_name)
-    routings = route_batch([o for p in pairs for o in (p.explication, p.explication_prime)], rule_set)
-    outcomes: list[tuple[str, bool, bool, bool]] = []
-    for i, pair in enumerate(pairs):
-        before, after = routings[2 * i], routings[2 * i + 1]
-        label = before.label == pair.expected and after.label == pair.expected_prime
-        a, a_problems = check(pair.explication)
-        b, b_problems = check(pair.explication_prime)
-        slot = clean = False
-        if a is not None and b is not None and not a_problems and not b_problems:
-            slot = all(
-                getattr(a, s) != getattr(b, s)
-                and (s not in pair.target_values or (getattr(a, s), getattr(b, s)) == pair.target_values[s])
-                for s in pair.target_slots
-            )
-            clean = all(getattr(a, s) == getattr(b, s) for s in SLOT_NAMES if s not in pair.target_slots)
-        outcomes.append((pair.family, slot, label, clean))
+    outcomes = [(o.family, o.slot, o.label, o.clean) for o in pair_outcomes(pairs, rule_set)]
 
     def row(family: str, slots: tuple[str, ...], chosen: list[tuple[str, bool, bool, bool]]) -> FamilyRow:
         total = len(chosen)

@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "jobs",  # the machinery of background jobs; each app below registers its kinds
     "predictions",
     "adjudication",
+    "contrasts",  # minimal pairs: versioned sets, scored per parser
     "verification",
     "training",
     "exports",

@@ -1,6 +1,6 @@
 """The house's floors: nsmcore at the ground, then rules, annotator, registry, the jobs machinery,
-the feature apps (predictions, adjudication, verification, training, exports) and server (running
-the processes); a module imports only from its own floor
+the feature apps (predictions, adjudication, contrasts, verification, training, exports) and
+server (running the processes); a module imports only from its own floor
 or below (inside functions too), and no modules import each other in a circle."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 from django.conf import settings
 
 LAYERS = (
-    "nsmcore", "rules", "annotator", "registry", "jobs", "predictions", "adjudication", "verification",
-    "training", "exports", "server",
+    "nsmcore", "rules", "annotator", "registry", "jobs", "predictions", "adjudication", "contrasts",
+    "verification", "training", "exports", "server",
 )  # fmt: skip
 
 

@@ -162,6 +162,7 @@ REFERENCES = {
     "POST /api/rounds/": {"body.item_set": "item_sets", "body.annotators[*]": "annotator_names"},
     "POST /api/rounds/{id}/annotators/": {"body.annotator": "annotator_names"},
     "POST /api/conventions/": {"body.round": "rounds"},
+    "POST /api/contrasts/{set_id}/pairs/": {"body.item": "items"},
     "POST /api/rule-sets/": {"body.pilot_item_set": "item_set_names"},  # its document: steer()
     "GET /api/rule-sets/{version}/": {"query.pass": "parsers"},
     "GET /api/rounds/{round_id}/evaluation/": {
@@ -344,6 +345,11 @@ CONSTRAINTS = {
     "GET /api/rounds/{round_id}/conflicts/": "a and b are values of the slot named; q has a word",
     "GET /api/items/": "q, a search, has a word of letters or digits",
     "GET /api/rounds/{round_id}/gold/": "q, a search, has a word of letters or digits",
+    "POST /api/contrasts/{set_id}/pairs/": (
+        "the item exists; a target's value differs from the item's gold, and from agrees with gold or "
+        "is given without it; expected is an emotion of the active rule set; an invariance pair has no "
+        "target and no expected label, a flip pair has a target"
+    ),
     "GET /api/rounds/{round_id}/evaluation/": "compare is not pass; swap's emotions differ and are rules",
     "GET /api/rounds/{round_id}/flows/": "a and b are two different passes of the round",
 }

@@ -1,0 +1,33 @@
+"""A set as the corpus's contrast split: one JSON object a line in the counterfactual benchmark's
+format (docs/evaluation.md), so that ``python -m nsmcore evaluate --counterfactual FILE
+[--parser ...]`` scores it outside the tool, with where each pair came from beside it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from contrasts.models import PairSet
+
+
+def contrast_records(pair_set: PairSet) -> list[dict[str, Any]]:
+    records = []
+    pairs = pair_set.pairs.select_related("item").order_by("id")
+    for k, pair in enumerate(pairs, 1):
+        item = pair.item
+        records.append({
+            "id": f"{pair_set.spec}#{k}", "family": pair.family, "target_slots": list(pair.targets),
+            "target_values": {slot: list(values) for slot, values in pair.targets.items()},
+            "x": {"text": item.text, "emotion": item.reference_label},
+            "x_prime": {"text": pair.text, "emotion": pair.expected_label()},
+            "invariance": pair.invariance, "source": item.source, "source_id": item.source_id,
+            "set": pair_set.name, "set_version": pair_set.version, "frozen": not pair_set.is_open,
+            "note": pair.note,
+        })  # fmt: skip
+    return records
+
+
+def contrast_jsonl(pair_set: PairSet) -> str:
+    return "".join(
+        json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n" for r in contrast_records(pair_set)
+    )
