@@ -31,3 +31,24 @@ def contrast_jsonl(pair_set: PairSet) -> str:
     return "".join(
         json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n" for r in contrast_records(pair_set)
     )
+
+
+CONTRAST_NAME = "contrast.jsonl"
+
+
+def export_split(item_ids: set[int]) -> tuple[str, list[str], int]:
+    """The contrast split an export carries: the pairs over ``item_ids`` (the export's gold items)
+    of the newest *frozen* version of each set (an open set is still being written, so no release
+    carries it), as (JSONL, the sets' specs, the number of pairs)."""
+    newest: dict[str, PairSet] = {}
+    for pair_set in PairSet.objects.filter(frozen_at__isnull=False).order_by("name", "-version"):
+        newest.setdefault(pair_set.name, pair_set)
+    records, specs = [], []
+    for pair_set in newest.values():
+        chosen = [r for r, pair in zip(contrast_records(pair_set), pair_set.pairs.order_by("id"), strict=True)
+                  if pair.item_id in item_ids]  # fmt: skip
+        if chosen:
+            specs.append(pair_set.spec)
+            records += chosen
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    return text, specs, len(records)

@@ -30,6 +30,7 @@ from adjudication.agreement.analysis import agreement_snapshot_save, agreement_s
 from adjudication.gold.services import gold_sync
 from adjudication.models import Convention, GoldChange, GoldItem
 from annotator.models import Assignment, ItemSet, Round
+from contrasts.split import CONTRAST_NAME, export_split
 from exports.models import Export
 from exports.records import Encodings, Tally, TierLists, batch_records, gold_batches
 from jobs.kinds import JobError, JobKind, Params, job_kind_register
@@ -170,6 +171,10 @@ def export_write(
                 out.write_many(records)
                 progress(len(batch))
         jsonl = pending.writer.files[emoexpl.JSONL_NAME]
+        # the contrast split: the frozen minimal pairs written from the exported items (contrasts)
+        contrast, contrast_sets, contrast_pairs = export_split(set(gold.values_list("item_id", flat=True)))
+        if contrast_pairs:
+            pending.writer.add(CONTRAST_NAME, contrast)
         as_of = GoldChange.objects.filter(gold__in=gold).aggregate(last=Max("at"))["last"]
         manifest = {
             "name": "EmoExpl",
@@ -208,7 +213,15 @@ def export_write(
                 if verifier
                 else None
             ),
-            "files": {emoexpl.JSONL_NAME: {**jsonl, "records": tally.items}},
+            "files": {
+                emoexpl.JSONL_NAME: {**jsonl, "records": tally.items},
+                **(
+                    {CONTRAST_NAME: {**pending.writer.files[CONTRAST_NAME], "records": contrast_pairs}}
+                    if contrast_pairs
+                    else {}
+                ),
+            },
+            "contrast": {"sets": contrast_sets, "pairs": contrast_pairs},
             "citation": settings.NSM_EXPORT_CITATION,
         }
         pending.writer.add(emoexpl.MANIFEST_NAME, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
