@@ -13,6 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.validators import RegexValidator
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema_field
 from rest_framework import serializers, status
@@ -33,21 +35,23 @@ ID_RANGE = {"minimum": 1, "maximum": MAX_ID}  # the ids IdFilter takes: what a d
 # Permissions ---------------------------------------------------------------------------------------
 
 
+READ_REFUSED = gettext_lazy("conventions and gold are for adjudicators and admins")
+WRITE_REFUSED = gettext_lazy("only adjudicators propose, vote, apply, revise, withdraw and resolve")
+
+
 class ReadsForAdjudicatorsAndAdmins(BasePermission):
     """Reads for adjudicators and admins, writes for adjudicators only, as on the pages."""
 
     def has_permission(self, request: Request, view: Any) -> bool:
         roles = user_roles(request.user)
         if request.method in SAFE_METHODS:
-            self.message = "conventions and gold are for adjudicators and admins"
+            self.message = READ_REFUSED
             return bool(roles & {ADJUDICATOR, ADMIN})
-        self.message = "only adjudicators propose, vote, apply, revise, withdraw and resolve"
+        self.message = WRITE_REFUSED
         return ADJUDICATOR in roles
 
 
-AdjudicatorsAndAdmins = HasRole(
-    ADJUDICATOR, ADMIN, message="conventions and gold are for adjudicators and admins"
-)
+AdjudicatorsAndAdmins = HasRole(ADJUDICATOR, ADMIN, message=READ_REFUSED)
 
 
 class _View(APIView):
@@ -59,9 +63,9 @@ class _View(APIView):
 
 
 # the forms' and the services' wording, so that a script reads what a person would
-RULE_MISSING = "write the convention in words: it joins the guidelines"
-REVISION_MISSING = "write the revised convention in words"
-WHY_MISSING = "say why the item is resolved this way (it goes into the audit trail)"
+RULE_MISSING = gettext_lazy("write the convention in words: it joins the guidelines")
+REVISION_MISSING = gettext_lazy("write the revised convention in words")
+WHY_MISSING = gettext_lazy("say why the item is resolved this way (it goes into the audit trail)")
 
 
 def _written(message: str) -> dict[str, Any]:
@@ -104,15 +108,20 @@ class SlotValues(serializers.Field):
 
     def to_internal_value(self, data: Any) -> dict[str, str]:
         if not isinstance(data, dict):
-            raise serializers.ValidationError('expected an object of slot values: {"agency": "i"}')
+            raise serializers.ValidationError(_('expected an object of slot values: {"agency": "i"}'))
         problems: dict[str, str] = {}
         for name, value in data.items():
             slot = SLOT_BY_NAME.get(name)
             if slot is None:
-                problems[printable(name)] = f"unknown slot; slots: {', '.join(SLOT_NAMES)}"
+                problems[printable(name)] = _("unknown slot; slots: %(slots)s") % {
+                    "slots": ", ".join(SLOT_NAMES)
+                }
             elif not isinstance(value, str) or value not in slot.values:
                 shown = printable(value) if isinstance(value, str) else value
-                problems[name] = f"{shown!r} is not an allowed value; allowed: {', '.join(slot.values)}"
+                problems[name] = _("%(value)s is not an allowed value; allowed: %(allowed)s") % {
+                    "value": repr(shown),
+                    "allowed": ", ".join(slot.values),
+                }
         if problems:
             raise serializers.ValidationError(problems)
         return dict(data)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import django_filters
 from django.db.models import Q, QuerySet
+from django.utils.translation import gettext_lazy as _
 
 from adjudication.gold.services import ADJUDICATED, CONVENTION, UNANIMOUS
 from adjudication.models import Convention, GoldItem
@@ -20,16 +21,16 @@ class GoldFilter(django_filters.FilterSet):
     provenance (any slot of any construal set that way)."""
 
     status = django_filters.ChoiceFilter(
-        choices=[("open", "open"), ("resolved", "resolved"), (REVIEW, "to review")],
+        choices=[("open", _("open")), ("resolved", _("resolved")), (REVIEW, _("to review"))],
         method="filter_status",
-        empty_label="any",
+        empty_label=_("any"),
     )
     label = django_filters.CharFilter(method="filter_label", max_length=32)
     source = django_filters.ChoiceFilter(
-        choices=[(s, s) for s in (UNANIMOUS, CONVENTION, ADJUDICATED)],
+        choices=[(UNANIMOUS, _("unanimous")), (CONVENTION, _("convention")), (ADJUDICATED, _("adjudicated"))],
         method="filter_source",
-        empty_label="any",
-        label="provenance",
+        empty_label=_("any"),
+        label=_("provenance"),
     )
     q = search_filter(field="item_id")
 

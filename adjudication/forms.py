@@ -10,6 +10,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from adjudication.evaluation.figures import EvaluationRequestError, item_set_named, options_from
 from adjudication.evaluation.parser import heldout_named
@@ -17,6 +19,14 @@ from adjudication.models import Convention
 from annotator.models import Round
 from annotator.search import search_field
 from nsmcore.schema import SLOT_BY_NAME, SLOT_NAMES, SLOTS
+
+
+def keeping_value(message: str, **values: Any) -> str:
+    """A translated error message with its own placeholders filled in, all but ``%(value)...``,
+    which the form field fills in later with the value it refused."""
+    for name, value in values.items():
+        message = message.replace(f"%({name})s", str(value).replace("%", "%%"))
+    return message
 
 
 def form_problems(form: forms.Form) -> str:
@@ -35,16 +45,23 @@ class ProposeForm(forms.Form):
 
     VALUE_FIELDS = ("value_a", "value_b", "chosen")
 
-    round = forms.ModelChoiceField(Round.objects.order_by("name"))
-    slot = forms.ChoiceField(choices=[("", "choose a slot…")] + [(s, s) for s in SLOT_NAMES])
-    value_a = forms.ChoiceField(label="one value")
-    value_b = forms.ChoiceField(label="the other value")
-    chosen = forms.ChoiceField(
-        label="the slot takes",
-        help_text="one of the two values",
-        error_messages={"required": "the slot takes: choose one of the two values"},
+    round = forms.ModelChoiceField(Round.objects.order_by("name"), label=gettext_lazy("Round"))
+    slot = forms.ChoiceField(
+        label=gettext_lazy("Slot"),
+        choices=[("", gettext_lazy("choose a slot…"))] + [(s, s) for s in SLOT_NAMES],
     )
-    rule = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), help_text="the convention in words")
+    value_a = forms.ChoiceField(label=gettext_lazy("one value"))
+    value_b = forms.ChoiceField(label=gettext_lazy("the other value"))
+    chosen = forms.ChoiceField(
+        label=gettext_lazy("the slot takes"),
+        help_text=gettext_lazy("one of the two values"),
+        error_messages={"required": gettext_lazy("the slot takes: choose one of the two values")},
+    )
+    rule = forms.CharField(
+        label=gettext_lazy("Rule"),
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=gettext_lazy("the convention in words"),
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -63,10 +80,12 @@ class ProposeForm(forms.Form):
         listed = [(v, v) for v in values] or [(s.name, [(v, v) for v in s.values]) for s in SLOTS]
         for name in self.VALUE_FIELDS:
             field = self.fields[name]
-            field.choices = [("", "choose…"), *listed]
+            field.choices = [("", _("choose…")), *listed]
             if values:
-                field.error_messages["invalid_choice"] = (
-                    f"%(value)s is not a value of {slot}; allowed: {', '.join(values)}"
+                field.error_messages["invalid_choice"] = keeping_value(
+                    _("%(value)s is not a value of %(slot)s; allowed: %(allowed)s"),
+                    slot=slot,
+                    allowed=", ".join(values),
                 )
 
     def source(self) -> dict[str, str]:
@@ -75,8 +94,11 @@ class ProposeForm(forms.Form):
 
 class VoteForm(forms.Form):
     approve = forms.ChoiceField(
-        choices=[("yes", "approve"), ("no", "reject")],
-        error_messages={"required": "choose approve or reject", "invalid_choice": "choose approve or reject"},
+        choices=[("yes", gettext_lazy("approve")), ("no", gettext_lazy("reject"))],
+        error_messages={
+            "required": gettext_lazy("choose approve or reject"),
+            "invalid_choice": gettext_lazy("choose approve or reject"),
+        },
     )
     comment = forms.CharField(required=False, max_length=2000)
 
@@ -86,15 +108,15 @@ class ReviseForm(forms.Form):
 
     chosen = forms.ChoiceField(choices=())
     rule = forms.CharField(
-        max_length=5000, error_messages={"required": "write the revised convention in words"}
+        max_length=5000, error_messages={"required": gettext_lazy("write the revised convention in words")}
     )
 
     def __init__(self, *args: Any, convention: Convention, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         pair = (convention.value_a, convention.value_b)
         self.fields["chosen"].choices = [(v, v) for v in pair]
-        self.fields["chosen"].error_messages["invalid_choice"] = (
-            f"%(value)s is not one of the disputed values ({' or '.join(pair)})"
+        self.fields["chosen"].error_messages["invalid_choice"] = keeping_value(
+            _("%(value)s is not one of the disputed values (%(a)s or %(b)s)"), a=pair[0], b=pair[1]
         )
 
 
@@ -110,16 +132,17 @@ class ResolveForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        keep = _("keep")
         for slot in SLOTS:
-            allowed = ", ".join(slot.values)
+            # the service's wording, so that the page reads the same either way
+            refused = keeping_value(
+                _("'%(value)s' is not an allowed value; allowed: %(allowed)s"), allowed=", ".join(slot.values)
+            )
             for name in (slot.name, f"second_{slot.name}"):
                 self.fields[name] = forms.ChoiceField(
-                    choices=[("", "keep"), *((v, v) for v in slot.values)],
+                    choices=[("", keep), *((v, v) for v in slot.values)],
                     required=False,
-                    error_messages={
-                        # the service's wording, so that the page reads the same either way
-                        "invalid_choice": f"'%(value)s' is not an allowed value; allowed: {allowed}"
-                    },
+                    error_messages={"invalid_choice": refused},
                 )
 
     def slots(self) -> tuple[dict[str, str], dict[str, str] | None]:
@@ -147,10 +170,10 @@ class GoldOpenForm(forms.Form):
 class JudgementMarkForm(forms.Form):
     line = forms.CharField(max_length=5000)
     entailed = forms.ChoiceField(
-        choices=[("yes", "entailed"), ("no", "not entailed")],
+        choices=[("yes", gettext_lazy("entailed")), ("no", gettext_lazy("not entailed"))],
         error_messages={
-            "required": "say entailed=yes or entailed=no",
-            "invalid_choice": "say entailed=yes or entailed=no",
+            "required": gettext_lazy("say entailed=yes or entailed=no"),
+            "invalid_choice": gettext_lazy("say entailed=yes or entailed=no"),
         },
     )
     page = forms.IntegerField(min_value=1, required=False)
@@ -162,7 +185,7 @@ class JudgementMarkForm(forms.Form):
 
 class AgreementQuery(forms.Form):
     intensity = forms.ChoiceField(
-        choices=[("", "nominal"), ("ordinal", "ordinal")], required=False,
+        choices=[("", gettext_lazy("nominal")), ("ordinal", gettext_lazy("ordinal"))], required=False,
         help_text="intensity's agreement as an ordinal scale (the other slots are nominal)",
     )  # fmt: skip
 
@@ -175,13 +198,18 @@ class ConflictQuery(forms.Form):
     page, API and CSV read it alike."""
 
     slot = forms.ChoiceField(
-        choices=[("", "any slot")] + [(s, s) for s in SLOT_NAMES], required=False,
-        error_messages={"invalid_choice": f"unknown slot %(value)r; slots: {', '.join(SLOT_NAMES)}"},
-    )  # fmt: skip
+        choices=[("", gettext_lazy("any slot"))] + [(s, s) for s in SLOT_NAMES], required=False
+    )
     a = forms.CharField(required=False, max_length=40)
     b = forms.CharField(required=False, max_length=40)
     q = search_field()
     page = forms.IntegerField(required=False, min_value=1)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["slot"].error_messages["invalid_choice"] = keeping_value(
+            _("unknown slot %(value)r; slots: %(slots)s"), slots=", ".join(SLOT_NAMES)
+        )
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -189,10 +217,14 @@ class ConflictQuery(forms.Form):
         for name in ("a", "b"):
             value = data.get(name, "")
             if value and not slot:
-                self.add_error(name, "a value needs its slot: give ?slot= too")
+                self.add_error(name, _("a value needs its slot: give ?slot= too"))
             elif value and slot and value not in SLOT_BY_NAME[slot].values:
                 allowed = ", ".join(SLOT_BY_NAME[slot].values)
-                self.add_error(name, f"{value!r} is not a value of {slot}; its values: {allowed}")
+                self.add_error(
+                    name,
+                    _("%(value)s is not a value of %(slot)s; its values: %(allowed)s")
+                    % {"value": repr(value), "slot": slot, "allowed": allowed},
+                )
         return data
 
 
@@ -225,7 +257,7 @@ class AnchoringQuery(forms.Form):
 def refused_query(request: HttpRequest, form: forms.Form, *, csv: bool = False) -> HttpResponse:
     """A 400 naming each bad value of a page's query string: the site's page, or for a CSV
     download one plain line."""
-    problem = f"bad query: {form_problems(form)}"
+    problem = _("bad query: %(problems)s") % {"problems": form_problems(form)}
     if csv:
         return HttpResponse(problem, status=400, content_type="text/plain; charset=utf-8")
     return render(request, "400.html", {"problem": problem}, status=400)
@@ -257,6 +289,6 @@ class EvaluationQuery(forms.Form):
             raise forms.ValidationError(str(error)) from None
         if data.get("compare") and data["compare"] == data["pass"]:
             raise forms.ValidationError(
-                f"compare is the same pass as pass ({data['pass']}): choose another pass"
+                _("compare is the same pass as pass (%(pass)s): choose another pass") % {"pass": data["pass"]}
             )
         return data

@@ -6,8 +6,19 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_noop
 
 from annotator.models import Item, Round
+
+# The states and kinds the pages show by their stored value, translated there with
+# {% translate value %} (and in messages with gettext(value)): marked here for makemessages.
+SHOWN_VALUES = (
+    gettext_noop("proposed"), gettext_noop("accepted"), gettext_noop("rejected"), gettext_noop("withdrawn"),
+    gettext_noop("superseded"), gettext_noop("open"), gettext_noop("resolved"), gettext_noop("unanimous"),
+    gettext_noop("convention"), gettext_noop("adjudicated"), gettext_noop("opened"), gettext_noop("rule-set"),
+    gettext_noop("active"), gettext_noop("retired"), gettext_noop("initial"), gettext_noop("vote"),
+    gettext_noop("admin"), gettext_noop("flow"), gettext_noop("conflict"),
+)  # fmt: skip
 
 
 class Convention(models.Model):

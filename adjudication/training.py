@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.utils.translation import gettext as _
+
 from adjudication.models import GoldConstrual, GoldItem
 from annotator.models import SLOT_FIELDS, Annotation, Assignment, Item, ItemSet, ItemSetMember, Round
 from nsmcore.parsers.supervision import LabelledText
@@ -38,13 +40,16 @@ def parse_passes(passes: str | Iterable[str]) -> list[str]:
     """``"gold,annotator:alice"`` (or a list) as pass keys; TrainingDataError naming a bad one."""
     keys = [p.strip() for p in (passes.split(",") if isinstance(passes, str) else passes) if p.strip()]
     if not keys:
-        raise TrainingDataError("no passes chosen: name gold and/or annotator:<username>")
+        raise TrainingDataError(_("no passes chosen: name gold and/or annotator:<username>"))
     for key in keys:
-        kind, _, name = key.partition(":")
+        kind, _sep, name = key.partition(":")
         if key != GOLD and not (kind == ANNOTATOR and name):
             raise TrainingDataError(
-                f"pass {key!r}: training data comes from gold or annotator:<username> passes "
-                "(a parser's predictions are not training data)"
+                _(
+                    "pass %(pass)s: training data comes from gold or annotator:<username> passes "
+                    "(a parser's predictions are not training data)"
+                )
+                % {"pass": repr(key)}
             )
     return list(dict.fromkeys(keys))
 
@@ -76,10 +81,13 @@ def _text(text: str, masked: str, field_: str) -> str:
 def _annotator_pairs(round_: Round, username: str) -> list[dict[str, Any]]:
     done = Assignment.objects.filter(round=round_, status=Assignment.Status.DONE)
     if not done.filter(annotator__username=username).exists():
-        known = sorted(set(done.values_list("annotator__username", flat=True))) or ["none yet"]
+        known = sorted(set(done.values_list("annotator__username", flat=True))) or [_("none yet")]
         raise TrainingDataError(
-            f"pass annotator:{username}: no submitted annotations in round {round_.name}; its annotators: "
-            f"{', '.join(known)}"
+            _(
+                "pass annotator:%(username)s: no submitted annotations in round %(round)s; "
+                "its annotators: %(known)s"
+            )
+            % {"username": username, "round": round_.name, "known": ", ".join(known)}
         )
     rows = (
         Annotation.objects.filter(
@@ -109,7 +117,7 @@ def training_data(
     TrainingDataError (with the item ids) when an item is held out, a pass is unknown, or there
     is nothing to train on."""
     if (round_ is None) == (item_set is None):
-        raise TrainingDataError("choose a round or an item set, not both")
+        raise TrainingDataError(_("choose a round or an item set, not both"))
     keys = parse_passes(passes)
     scope_set = round_.item_set if round_ is not None else item_set
     members = ItemSetMember.objects.filter(item_set=scope_set).values("item_id")
@@ -118,7 +126,9 @@ def training_data(
         if key == GOLD:
             pairs += _gold_pairs({"gold__item_id__in": members}, round_)
         elif round_ is None:
-            raise TrainingDataError(f"pass {key!r}: annotator passes belong to a round; choose a round")
+            raise TrainingDataError(
+                _("pass %(pass)s: annotator passes belong to a round; choose a round") % {"pass": repr(key)}
+            )
         else:
             pairs += _annotator_pairs(round_, key.partition(":")[2])
     item_ids = Item.objects.filter(source_id__in={p["id"] for p in pairs}, pk__in=members)

@@ -13,6 +13,7 @@ import numpy as np
 from django.contrib.auth import get_user_model
 from django.core.cache import caches
 from django.db.models import Count, Max, Q
+from django.utils.translation import gettext as _
 
 from adjudication.models import AgreementSnapshot
 from annotator.models import SLOT_FIELDS, Annotation, Assignment, Item, Round, text_in_field
@@ -281,7 +282,7 @@ class Pass:
         return f"{self.round_id}:{self.who}"
 
     def label(self, names: dict[int, str]) -> str:
-        who = "parser prefill" if self.who == PARSER else names.get(int(self.who), self.who)
+        who = _("parser prefill") if self.who == PARSER else names.get(int(self.who), self.who)
         return f"{self.round_name}: {who}"
 
 

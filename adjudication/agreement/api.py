@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.permissions import IsAuthenticated
@@ -26,7 +28,7 @@ from annotator.search import SEARCH_HELP
 from nsmcore.schema import SLOT_NAMES
 
 IsAdjudicatorOrAdmin = HasRole(
-    ADJUDICATOR, ADMIN, message="agreement analytics are for adjudicators and admins"
+    ADJUDICATOR, ADMIN, message=gettext_lazy("agreement analytics are for adjudicators and admins")
 )
 
 
@@ -56,7 +58,12 @@ class Agreement(RoundView):
         level = request.query_params.get("intensity", "nominal")
         if level not in INTENSITY_LEVELS:
             return Response(
-                {"intensity": [f"{level!r} is not a level; levels: nominal, ordinal"]}, status=400
+                {
+                    "intensity": [
+                        _("%(level)s is not a level; levels: nominal, ordinal") % {"level": repr(level)}
+                    ]
+                },
+                status=400,
             )
         levels = {"intensity": level} if level == "ordinal" else {}
         analysis = round_analysis(self.round(round_id), levels=levels)
@@ -130,10 +137,13 @@ class Flows(RoundView):
         a = passes.get(request.query_params.get("a") or (keys[0] if keys else ""))
         b = passes.get(request.query_params.get("b") or (keys[1] if len(keys) > 1 else ""))
         if a is None or b is None:
-            return Response({"detail": "choose two passes", "passes": keys}, status=400)
+            return Response({"detail": _("choose two passes"), "passes": keys}, status=400)
         if a == b:
             return Response(
-                {"detail": f"a and b are the same pass ({a.key}): choose two passes", "passes": keys},
+                {
+                    "detail": _("a and b are the same pass (%(pass)s): choose two passes") % {"pass": a.key},
+                    "passes": keys,
+                },
                 status=400,
             )
         shared, found = pass_flows(a, b)

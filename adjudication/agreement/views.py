@@ -14,6 +14,8 @@ from django.core.paginator import Paginator
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET
 
 from adjudication.agreement.analysis import (
@@ -40,7 +42,7 @@ from nsmcore.charts import Interval, interval_chart
 from nsmcore.schema import SLOT_BY_NAME, SLOT_NAMES, SLOTS
 
 PAGE_SIZE = 50
-CONTROL_NEEDED = (
+CONTROL_NEEDED = gettext_lazy(
     "A blind control needs a blind round over the same items, annotated by other annotators "
     "(with no prefill shown)"
 )
@@ -226,9 +228,9 @@ def _flows(request: HttpRequest, round_id: int) -> _Flows:
         return out
     out.a, out.b = by_key.get(query.cleaned_data["a"]), by_key.get(query.cleaned_data["b"])
     if out.a is not None and out.a == out.b:
-        out.problem = (
-            f"pass A and pass B are the same pass ({out.a.label(names)}): choose two different passes"
-        )
+        out.problem = _("pass A and pass B are the same pass (%(pass)s): choose two different passes") % {
+            "pass": out.a.label(names)
+        }
     elif out.a and out.b:
         out.compared = pass_compare(out.a, out.b)
     return out
@@ -305,11 +307,16 @@ def _anchoring(request: HttpRequest, round_id: int) -> tuple[Round, AnchoringQue
     if chosen is not None:
         control = Round.objects.filter(pk=chosen).first()
         if control is None:
-            problem = f"there is no round {chosen!r} to compare with"
+            problem = _("there is no round %(round)s to compare with") % {"round": repr(chosen)}
         elif not control.is_blind:
-            problem = f"{control.name} is not a blind round: a control arm is annotated without prefill"
-        elif not any(c.pk == control.pk for c, _ in controls):
-            problem = f"{control.name} shares no submitted item with {round_.name}"
+            problem = _("%(round)s is not a blind round: a control arm is annotated without prefill") % {
+                "round": control.name
+            }
+        elif not any(c.pk == control.pk for c, _shared in controls):
+            problem = _("%(control)s shares no submitted item with %(round)s") % {
+                "control": control.name,
+                "round": round_.name,
+            }
     if problem:
         control = None
     arm = None

@@ -10,6 +10,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import generics, serializers, status
 from rest_framework.permissions import IsAuthenticated
@@ -175,14 +176,18 @@ class ConventionProposeIn(serializers.Serializer):
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
         allowed = SLOT_BY_NAME[data["slot"]].values
         problems = {
-            name: f"{data[name]} is not a value of {data['slot']}; allowed: {', '.join(allowed)}"
+            name: _("%(value)s is not a value of %(slot)s; allowed: %(allowed)s")
+            % {"value": data[name], "slot": data["slot"], "allowed": ", ".join(allowed)}
             for name in ("value_a", "value_b", "chosen")
             if data[name] not in allowed
         }
         if not problems and data["value_a"] == data["value_b"]:
-            problems["value_b"] = "a convention settles a dispute between two different values"
+            problems["value_b"] = _("a convention settles a dispute between two different values")
         if not problems and data["chosen"] not in (data["value_a"], data["value_b"]):
-            problems["chosen"] = f"the chosen value must be {data['value_a']} or {data['value_b']}"
+            problems["chosen"] = _("the chosen value must be %(a)s or %(b)s") % {
+                "a": data["value_a"],
+                "b": data["value_b"],
+            }
         if problems:
             raise serializers.ValidationError(problems)
         return data
@@ -265,7 +270,7 @@ class ConventionWithdraw(_View):
         convention = _convention(convention_id)
         if convention.proposer_id != request.user.pk:
             return Response(
-                {"detail": "only the proposer can withdraw a convention"}, status=status.HTTP_403_FORBIDDEN
+                {"detail": _("only the proposer can withdraw a convention")}, status=status.HTTP_403_FORBIDDEN
             )
         convention_withdraw(user=request.user, convention=convention)
         return Response(ConventionOut(_convention(convention_id)).data)
@@ -282,7 +287,11 @@ class ConventionReviseIn(serializers.Serializer):
         pair = (convention.value_a, convention.value_b)
         problems = {}
         if data["chosen"] not in pair:
-            problems["chosen"] = f"{data['chosen']} is not one of the disputed values ({' or '.join(pair)})"
+            problems["chosen"] = _("%(value)s is not one of the disputed values (%(a)s or %(b)s)") % {
+                "value": data["chosen"],
+                "a": pair[0],
+                "b": pair[1],
+            }
         if problems:
             raise serializers.ValidationError(problems)
         return data

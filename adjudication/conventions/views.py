@@ -7,6 +7,8 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_POST
 
 from adjudication.agreement.analysis import item_texts
@@ -39,7 +41,7 @@ def conventions(request: HttpRequest) -> HttpResponse:
     status = 200
     if request.method == "POST":
         if not has_role(request.user, ADJUDICATOR):
-            return HttpResponse("only adjudicators propose conventions", status=403)
+            return HttpResponse(_("only adjudicators propose conventions"), status=403)
         if form.is_valid():
             data = form.cleaned_data
             source = form.source()
@@ -55,8 +57,11 @@ def conventions(request: HttpRequest) -> HttpResponse:
                 quorum = acceptance_rule()[0]
                 messages.success(
                     request,
-                    f"{convention.label} proposed; it is decided once {quorum} adjudicators have voted "
-                    "(you may vote too).",
+                    _(
+                        "%(convention)s proposed; it is decided once %(quorum)s adjudicators have voted "
+                        "(you may vote too)."
+                    )
+                    % {"convention": convention.label, "quorum": quorum},
                 )
                 return redirect("convention", convention.pk)
         else:
@@ -139,7 +144,10 @@ def convention_vote_view(request: HttpRequest, convention_id: int) -> HttpRespon
         after = convention_vote(
             user=request.user, convention=convention, approve=approve, comment=form.cleaned_data["comment"]
         )
-        return f"Vote recorded; {after.label} is {after.status}."
+        return _("Vote recorded; %(convention)s is %(status)s.") % {
+            "convention": after.label,
+            "status": _(after.status),
+        }
 
     return _act(request, convention_id, vote)
 
@@ -149,7 +157,9 @@ def convention_vote_view(request: HttpRequest, convention_id: int) -> HttpRespon
 def convention_apply_view(request: HttpRequest, convention_id: int) -> HttpResponse:
     def apply(convention: Convention) -> str:
         n = convention_apply(user=request.user, convention=convention)
-        return f"{convention.label} applied: {n} item{'s' if n != 1 else ''} settled."
+        return ngettext(
+            "%(convention)s applied: %(n)s item settled.", "%(convention)s applied: %(n)s items settled.", n
+        ) % {"convention": convention.label, "n": n}
 
     return _act(request, convention_id, apply)
 
@@ -169,7 +179,9 @@ def convention_revise_view(request: HttpRequest, convention_id: int) -> HttpResp
     except AdjudicationError as error:
         return _convention_page(request, convention, revise_error=str(error), status=400)
     messages.success(
-        request, f"{revision.label} proposed; items settled by earlier versions are marked for review."
+        request,
+        _("%(convention)s proposed; items settled by earlier versions are marked for review.")
+        % {"convention": revision.label},
     )
     return redirect("convention", revision.pk)
 
@@ -178,6 +190,7 @@ def convention_revise_view(request: HttpRequest, convention_id: int) -> HttpResp
 @require_role(ADJUDICATOR)
 def convention_withdraw_view(request: HttpRequest, convention_id: int) -> HttpResponse:
     def withdraw(convention: Convention) -> str:
-        return f"{convention_withdraw(user=request.user, convention=convention).label} withdrawn."
+        withdrawn = convention_withdraw(user=request.user, convention=convention)
+        return _("%(convention)s withdrawn.") % {"convention": withdrawn.label}
 
     return _act(request, convention_id, withdraw)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.request import Request
@@ -35,7 +36,13 @@ def _doc(evaluation: PassEvaluation) -> dict[str, Any]:
         "pass": evaluation.pass_.key,
         "item_set": {"name": evaluation.item_set, "size": evaluation.item_set_size},
         "items": evaluation.items,
-        **(report or {"report": None, "detail": f"pass {evaluation.pass_.key} has no item in the item set"}),
+        **(
+            report
+            or {
+                "report": None,
+                "detail": _("pass %(pass)s has no item in the item set") % {"pass": evaluation.pass_.key},
+            }
+        ),
     }
 
 
@@ -83,11 +90,13 @@ class Evaluation(RoundView):
             heldout = heldout_named(params.get("heldout", ""))
             key = params.get("pass") or (passes[0] if passes else "")
             if not key:
-                raise EvaluationRequestError(f"round {round_.name} has no pass yet")
+                raise EvaluationRequestError(_("round %(round)s has no pass yet") % {"round": round_.name})
             main = pass_evaluation(round_, key, options=options, item_set=item_set, rule_set=rule_set)
             compare = params.get("compare", "")
             if compare == key:
-                raise EvaluationRequestError(f"compare is the same pass as pass ({key}): choose another pass")
+                raise EvaluationRequestError(
+                    _("compare is the same pass as pass (%(pass)s): choose another pass") % {"pass": key}
+                )
             other = (
                 pass_evaluation(round_, compare, options=options, item_set=item_set, rule_set=rule_set)
                 if compare

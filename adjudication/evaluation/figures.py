@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 from django.core.cache import cache
 from django.db.models import Count, Max, QuerySet
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from adjudication.agreement.analysis import round_signature
 from adjudication.models import GoldConstrual, GoldItem
@@ -61,7 +63,16 @@ class EvalPass:
     key: str
     kind: str
     name: str
-    label: str
+
+    @property
+    def label(self) -> str:
+        """The pass as the page names it, in the reader's language (evaluations are cached across
+        languages, so the label is made when read)."""
+        if self.kind == ANNOTATOR:
+            return _("annotator %(name)s") % {"name": self.name}
+        if self.kind == PARSER:
+            return _("parser %(name)s") % {"name": self.name}
+        return _("gold (construal 1)")
 
 
 @dataclass(frozen=True)
@@ -101,10 +112,15 @@ def options_from(params: Mapping[str, Any], rule_set: RuleSet, *, max_orders: in
         try:
             value = int(raw)
         except ValueError:
-            raise EvaluationRequestError(f"{name} must be a whole number, got {raw!r}") from None
+            raise EvaluationRequestError(
+                _("%(name)s must be a whole number, got %(raw)s") % {"name": name, "raw": repr(raw)}
+            ) from None
         if value < lo or (hi is not None and value > hi):
-            bound = f"between {lo} and {hi}" if hi is not None else f"at least {lo}"
-            raise EvaluationRequestError(f"{name} must be {bound}, got {value}")
+            if hi is not None:
+                message = _("%(name)s must be between %(lo)s and %(hi)s, got %(value)s")
+            else:
+                message = _("%(name)s must be at least %(lo)s, got %(value)s")
+            raise EvaluationRequestError(message % {"name": name, "lo": lo, "hi": hi, "value": value})
         return value
 
     orders = integer("orders", DEFAULT_ORDERS, 0, max_orders)
@@ -115,9 +131,11 @@ def options_from(params: Mapping[str, Any], rule_set: RuleSet, *, max_orders: in
         try:
             decay = float(raw_decay)
         except ValueError:
-            raise EvaluationRequestError(f"decay must be a number in (0, 1], got {raw_decay!r}") from None
+            raise EvaluationRequestError(
+                _("decay must be a number in (0, 1], got %(raw)s") % {"raw": repr(raw_decay)}
+            ) from None
         if not 0 < decay <= 1:
-            raise EvaluationRequestError(f"decay must be in (0, 1], got {raw_decay}")
+            raise EvaluationRequestError(_("decay must be in (0, 1], got %(raw)s") % {"raw": raw_decay})
     getlist = getattr(params, "getlist", None)
     raw_swaps = getlist("swap") if getlist else params.get("swap") or []
     if isinstance(raw_swaps, str):
@@ -128,13 +146,19 @@ def options_from(params: Mapping[str, Any], rule_set: RuleSet, *, max_orders: in
         a, sep, b = spec.partition(":")
         if not sep or not a or not b or a == b:
             raise EvaluationRequestError(
-                f"swap {spec!r}: expected two different emotions as a:b, e.g. guilt:shame"
+                _("swap %(spec)s: expected two different emotions as a:b, e.g. guilt:shame")
+                % {"spec": repr(spec)}
             )
         for e in (a, b):
             if e not in rule_set.emotions:
                 raise EvaluationRequestError(
-                    f"swap {spec!r}: {e!r} is not a rule of v{rule_set.version} "
-                    f"({', '.join(rule_set.emotions)})"
+                    _("swap %(spec)s: %(emotion)s is not a rule of v%(version)s (%(emotions)s)")
+                    % {
+                        "spec": repr(spec),
+                        "emotion": repr(e),
+                        "version": rule_set.version,
+                        "emotions": ", ".join(rule_set.emotions),
+                    }
                 )
         swaps.append((a, b))
     return Options(orders, seed, tuple(swaps) if raw_swaps else DEFAULT_SWAPS, decay)
@@ -157,16 +181,16 @@ def evaluation_passes(round_: Round) -> list[EvalPass]:
         .distinct()
         .order_by("annotator__username")
     )
-    out += [EvalPass(f"{ANNOTATOR}:{u}", ANNOTATOR, u, f"annotator {u}") for u in usernames]
+    out += [EvalPass(f"{ANNOTATOR}:{u}", ANNOTATOR, u) for u in usernames]
     parsers = (
         ParserPrediction.objects.filter(item__in=round_items(round_))
         .values_list("parser", flat=True)
         .distinct()
         .order_by("parser")
     )
-    out += [EvalPass(f"{PARSER}:{p}", PARSER, p, f"parser {p}") for p in parsers]
+    out += [EvalPass(f"{PARSER}:{p}", PARSER, p) for p in parsers]
     if GoldItem.objects.filter(round=round_, status=GoldItem.Status.RESOLVED).exists():
-        out.append(EvalPass(GOLD, GOLD, GOLD, "gold (construal 1)"))
+        out.append(EvalPass(GOLD, GOLD, GOLD))
     return out
 
 
@@ -177,7 +201,9 @@ def item_set_named(name: str) -> ItemSet | None:
         return None
     found = ItemSet.objects.filter(name=name).first()
     if found is None:
-        raise EvaluationRequestError(f"item_set {name!r}: there is no item set of that name")
+        raise EvaluationRequestError(
+            _("item_set %(name)s: there is no item set of that name") % {"name": repr(name)}
+        )
     return found
 
 
@@ -187,8 +213,11 @@ def pass_named(round_: Round, key: str) -> EvalPass:
     for p in passes:
         if p.key == key:
             return p
-    known = ", ".join(p.key for p in passes) or "none yet"
-    raise EvaluationRequestError(f"pass {key!r} is not a pass of round {round_.name}; its passes: {known}")
+    known = ", ".join(p.key for p in passes) or _("none yet")
+    raise EvaluationRequestError(
+        _("pass %(pass)s is not a pass of round %(round)s; its passes: %(known)s")
+        % {"pass": repr(key), "round": round_.name, "known": known}
+    )
 
 
 def _explication(values: Mapping[str, Any], residue: str, notes: str) -> dict[str, Any]:
@@ -357,7 +386,9 @@ def pass_evaluation(
                 decay=options.decay,
             )
         except EvaluationError as error:
-            raise EvaluationRequestError(f"pass {p.key}: {error}") from None
+            raise EvaluationRequestError(
+                _("pass %(pass)s: %(error)s") % {"pass": p.key, "error": error}
+            ) from None
         accuracies = _order_accuracies(routed, options)
     result = PassEvaluation(round_.name, p, scope.name, scope.size, report, accuracies)
     cache.set(key, result, CACHE_SECONDS)
@@ -380,9 +411,10 @@ PROP = ["k", "n", "value", "ci_low", "ci_high"]
 
 def headline_rows(report: EvaluationReport) -> list[tuple[str, Proportion]]:
     h = report.headline
-    rows = [("accuracy", h.accuracy), ("abstention", h.abstention)]
+    # figure names, not prose: the CSV and the command carry them as they are; the page translates them
+    rows = [(gettext_noop("accuracy"), h.accuracy), (gettext_noop("abstention"), h.abstention)]
     rows += [(f"abstention: {t}", p) for t, p in h.abstention_by_type.items()]
-    rows += [("selective accuracy", h.selective_accuracy)]
+    rows += [(gettext_noop("selective accuracy"), h.selective_accuracy)]
     return rows
 
 
@@ -434,14 +466,17 @@ def report_table(report: EvaluationReport, table: str) -> tuple[list[str], list[
             )
             rows.append([f"{s.orders} random orders, seed {s.seed}: max", "", "", _num(s.random_max), "", ""])
     else:
-        raise EvaluationRequestError(f"table {table!r} is not one of: {', '.join(TABLES)}, compare")
+        raise EvaluationRequestError(
+            _("table %(table)s is not one of: %(tables)s, compare")
+            % {"table": repr(table), "tables": ", ".join(TABLES)}
+        )
     return [*header, *evidence_header], [[*row, *evidence] for row in rows]
 
 
 def compare_rows(a: EvaluationReport, b: EvaluationReport) -> list[dict[str, Any]]:
     """The headline figures of two passes side by side, with the difference (a - b)."""
     out = []
-    for (name, pa), (_, pb) in zip(headline_rows(a), headline_rows(b), strict=True):
+    for (name, pa), (_other, pb) in zip(headline_rows(a), headline_rows(b), strict=True):
         diff = None if pa.value is None or pb.value is None else pa.value - pb.value
         out.append({"figure": name, "a": pa, "b": pb, "difference": diff})
     return out

@@ -33,6 +33,8 @@ from typing import Any
 import numpy as np
 from django.core.cache import cache
 from django.db.models import Count, Max
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from adjudication.evaluation.figures import (
     CACHE_SECONDS,
@@ -55,7 +57,12 @@ from nsmcore.schema import SLOT_NAMES, SLOTS, canonical_value
 from registry.selectors import trained_ids
 from rules.rulesets import active_rule_set
 
-PATHWAY, LABEL_CLASSIFIER, APPRAISAL = "parser pathway", "label classifier", "appraisal baseline"
+# names, not prose: the tables and the API carry them as they are; the page translates them
+PATHWAY, LABEL_CLASSIFIER, APPRAISAL = (
+    gettext_noop("parser pathway"),
+    gettext_noop("label classifier"),
+    gettext_noop("appraisal baseline"),
+)
 PARSER_TABLES = ("parser_slots", "parser_labels")
 _INDEX = [{v: i for i, v in enumerate(s.values)} for s in SLOTS]
 
@@ -131,12 +138,21 @@ class ParserVsGold:
 
     def coverage(self) -> str:
         """What was scored of the held-out set, in words."""
-        out = f"{self.scored} of the {self.held_out_size} items of {self.held_out} scored"
+        parts = [
+            _("%(scored)s of the %(size)s items of %(held_out)s scored")
+            % {"scored": self.scored, "size": self.held_out_size, "held_out": self.held_out}
+        ]
         if self.without_gold:
-            out += f"; {self.without_gold} without resolved gold in round {self.round_name}"
+            parts.append(
+                _("%(n)s without resolved gold in round %(round)s")
+                % {"n": self.without_gold, "round": self.round_name}
+            )
         if self.without_prediction:
-            out += f"; {self.without_prediction} with gold but no prediction of {self.pass_key}"
-        return out
+            parts.append(
+                _("%(n)s with gold but no prediction of %(pass)s")
+                % {"n": self.without_prediction, "pass": self.pass_key}
+            )
+        return "; ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -159,9 +175,10 @@ def heldout_named(name: str) -> ItemSet | None:
     found = ItemSet.objects.filter(name=name).first()
     if found is None:
         evals = ItemSet.objects.filter(tier=ItemSet.Tier.EVAL).order_by("name").values_list("name", flat=True)
-        known = ", ".join(evals) or "none"
+        known = ", ".join(evals) or _("none")
         raise EvaluationRequestError(
-            f"heldout {name!r}: there is no item set of that name; eval-tier sets: {known}"
+            _("heldout %(name)s: there is no item set of that name; eval-tier sets: %(known)s")
+            % {"name": repr(name), "known": known}
         )
     return found
 
@@ -196,7 +213,7 @@ def predictions_version(round_: Round, parser: str | Sequence[str], scope: ItemS
     evals = ItemSetMember.objects.filter(item_set__tier=ItemSet.Tier.EVAL).aggregate(
         n=Count("id"), top=Max("id")
     )
-    gold = pass_version(round_, EvalPass(GOLD, GOLD, GOLD, "gold"))
+    gold = pass_version(round_, EvalPass(GOLD, GOLD, GOLD))
     return (
         agg["n"], agg["last"].isoformat() if agg["last"] else "-", agg["top"], gold,
         _membership(scope), _membership(round_.item_set), evals["n"], evals["top"], round_.text_field,
@@ -211,7 +228,9 @@ def parser_vs_gold(
     rule_set = rule_set or active_rule_set()
     p = pass_named(round_, pass_key)
     if p.kind != PARSER:
-        raise EvaluationRequestError(f"pass {p.key} is not a parser pass: parser-vs-gold needs parser:<name>")
+        raise EvaluationRequestError(
+            _("pass %(pass)s is not a parser pass: parser-vs-gold needs parser:<name>") % {"pass": p.key}
+        )
     scope = heldout or round_.item_set
     refuse_training_items(p.name, scope)
     parts = (round_.pk, scope.pk, p.key, predictions_version(round_, p.name, scope), rule_set.content_hash)
@@ -234,11 +253,16 @@ def refuse_training_items(parser: str, scope: ItemSet) -> None:
     qualified = isinstance(next(iter(trained)), tuple)
     overlap = [sid for source, sid in held if ((source, sid) if qualified else sid) in trained]
     if overlap:
-        shown = ", ".join(overlap[:20]) + (f" and {len(overlap) - 20} more" if len(overlap) > 20 else "")
+        shown = ", ".join(overlap[:20])
+        if len(overlap) > 20:
+            shown = _("%(shown)s and %(n)s more") % {"shown": shown, "n": len(overlap) - 20}
         raise EvaluationRequestError(
-            f"parser {parser} was trained on {len(overlap)} of the {len(held)} held-out items of "
-            f"{scope.name}: {shown}; evaluate it on items it has not seen (another eval-tier set), "
-            "or train it again without them"
+            _(
+                "parser %(parser)s was trained on %(n)s of the %(held)s held-out items of %(item_set)s: "
+                "%(shown)s; evaluate it on items it has not seen (another eval-tier set), or train it again "
+                "without them"
+            )
+            % {"parser": parser, "n": len(overlap), "held": len(held), "item_set": scope.name, "shown": shown}
         )
 
 
@@ -281,7 +305,10 @@ def _compute(round_: Round, p: EvalPass, scope: ItemSet, rule_set: RuleSet) -> P
     try:
         pathway = _pathway(items, rule_set, scope.tier, p.key)
     except EvaluationError as error:
-        raise EvaluationRequestError(f"pass {p.key} on {scope.name}: {error}") from None
+        raise EvaluationRequestError(
+            _("pass %(pass)s on %(item_set)s: %(error)s")
+            % {"pass": p.key, "item_set": scope.name, "error": error}
+        ) from None
     training = list(
         Item.objects.filter(item_sets=round_.item_set)
         .exclude(id__in=held_ids)
@@ -411,13 +438,13 @@ def label_figures(result: ParserVsGold) -> list[tuple[str, str, Proportion | Non
     """(model, figure, proportion, row) for the labels table: legality and the parser pathway's
     three figures, then each baseline's accuracy."""
     pathway = result.labels[0]
-    out = [(PATHWAY, "legality", result.legality, pathway)]
+    out = [(PATHWAY, gettext_noop("legality"), result.legality, pathway)]
     out += [
-        (PATHWAY, "accuracy", pathway.accuracy, pathway),
-        (PATHWAY, "abstention", pathway.abstention, pathway),
+        (PATHWAY, gettext_noop("accuracy"), pathway.accuracy, pathway),
+        (PATHWAY, gettext_noop("abstention"), pathway.abstention, pathway),
     ]
-    out += [(PATHWAY, "selective accuracy", pathway.selective_accuracy, pathway)]
-    out += [(r.model, "accuracy", r.accuracy, r) for r in result.labels[1:]]
+    out += [(PATHWAY, gettext_noop("selective accuracy"), pathway.selective_accuracy, pathway)]
+    out += [(r.model, gettext_noop("accuracy"), r.accuracy, r) for r in result.labels[1:]]
     return out
 
 
@@ -439,7 +466,10 @@ def parser_table(result: ParserVsGold, table: str) -> tuple[list[str], list[list
             for model, figure, p, row in label_figures(result)
         ]
     else:
-        raise EvaluationRequestError(f"table {table!r} is not one of: {', '.join(PARSER_TABLES)}")
+        raise EvaluationRequestError(
+            _("table %(table)s is not one of: %(tables)s")
+            % {"table": repr(table), "tables": ", ".join(PARSER_TABLES)}
+        )
     return [*header, *evidence_header], [[*row, *evidence] for row in rows]
 
 

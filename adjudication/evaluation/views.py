@@ -12,6 +12,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from adjudication.downloads import csv_response
@@ -150,7 +151,7 @@ def evaluation_page(request: HttpRequest, round_id: int) -> HttpResponse:
 @require_role(ADJUDICATOR, ADMIN)
 def evaluation_csv(request: HttpRequest, round_id: int, table: str) -> HttpResponse:
     """One table of the Evaluation page as CSV, for the page's own query string."""
-    round_, _, rule_set, query = _query_form(request, round_id)
+    round_, _passes, rule_set, query = _query_form(request, round_id)
     try:
         if not query.is_valid():
             raise EvaluationRequestError(form_problems(query))
@@ -158,9 +159,12 @@ def evaluation_csv(request: HttpRequest, round_id: int, table: str) -> HttpRespo
         key = q["pass"]
         slug = key.replace(":", "-").replace("/", "-")
         if table in PARSER_TABLES:
-            main, _ = _evaluate(round_, {**q, "compare": ""}, rule_set)
+            main, _other = _evaluate(round_, {**q, "compare": ""}, rule_set)
             if main is None or main.pass_.kind != PARSER:
-                raise EvaluationRequestError(f"table {table!r} needs a parser pass, not {key or '(none)'}")
+                raise EvaluationRequestError(
+                    _("table %(table)s needs a parser pass, not %(pass)s")
+                    % {"table": repr(table), "pass": key or _("(none)")}
+                )
             parser = parser_vs_gold(round_, key, heldout=q["heldout"], rule_set=rule_set)
             header, rows = parser_table(parser, table)
             return csv_response(
@@ -168,10 +172,12 @@ def evaluation_csv(request: HttpRequest, round_id: int, table: str) -> HttpRespo
             )
         main, other = _evaluate(round_, q, rule_set)
         if main is None or main.report is None:
-            raise EvaluationRequestError(f"pass {key or '(none)'} has no items to tabulate")
+            raise EvaluationRequestError(
+                _("pass %(pass)s has no items to tabulate") % {"pass": key or _("(none)")}
+            )
         if table == "compare":
             if other is None or other.report is None:
-                raise EvaluationRequestError("table 'compare' needs a compare pass with items")
+                raise EvaluationRequestError(_("table 'compare' needs a compare pass with items"))
             header, rows = compare_table(main.report, other.report)
         else:
             header, rows = report_table(main.report, table)

@@ -10,6 +10,7 @@ from typing import Any
 from django.db.models import Count
 from django.http import Http404
 from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
@@ -183,7 +184,7 @@ def _preview_doc(preview: GoldPreview) -> dict[str, Any]:
 def _gold(round_id: int, item_id: int) -> GoldItem:
     if not all(ID_RANGE["minimum"] <= i <= ID_RANGE["maximum"] for i in (round_id, item_id)):
         # Django spares a primary key lookup this, not a foreign key's: SQLite would overflow (500)
-        raise Http404("no gold record has these ids")
+        raise Http404(_("no gold record has these ids"))
     rows = GoldItem.objects.select_related("item", "round").prefetch_related("construals")
     rows = rows.annotate(changes_count=Count("changes", distinct=True))
     return get_object_or_404(rows, round_id=round_id, item_id=item_id)

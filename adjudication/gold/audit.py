@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.utils.translation import gettext as _
+
 from adjudication.models import GoldChange, GoldItem
 from nsmcore.schema import SLOT_NAMES
 
@@ -25,9 +27,10 @@ class SlotDiff:
 
     @property
     def text(self) -> str:
-        missing = "none" if self.slot == "label" else "unresolved"
-        old = self.old or missing
-        return f"{self.prefix}{self.slot}: {old} -> {self.new or 'unresolved'}"
+        unresolved = _("unresolved")
+        old = self.old or (_("none") if self.slot == "label" else unresolved)
+        line = f"{self.slot}: {old} -> {self.new or unresolved}"
+        return f"{self.prefix}: {line}" if self.prefix else line
 
 
 @dataclass(frozen=True)
@@ -75,7 +78,7 @@ def gold_audit_trail(gold: GoldItem) -> list[AuditEntry]:
     for change in changes:
         before, after = change.before, change.after or {}
         kind, why = _kind_and_why(change)
-        entry = AuditEntry(change.at, change.who.username if change.who else "the tool", kind, why)
+        entry = AuditEntry(change.at, change.who.username if change.who else _("the tool"), kind, why)
         if "slots" in after:  # opening, or a hand resolution (which stores both construals)
             old_first = before.get("slots", first) if before else first
             old_second = before.get("second", second) if before and "slots" in before else second
@@ -90,11 +93,11 @@ def gold_audit_trail(gold: GoldItem) -> list[AuditEntry]:
         if new_label != label:
             entry.diffs.append(SlotDiff("label", label, new_label))
         if new_second and not old_second:
-            entry.diffs += _slot_diffs(new_first, new_second, "construal 2 kept: ")
+            entry.diffs += _slot_diffs(new_first, new_second, _("construal 2 kept"))
         elif new_second:
-            entry.diffs += _slot_diffs(old_second, new_second, "construal 2: ")
+            entry.diffs += _slot_diffs(old_second, new_second, _("construal 2"))
         elif old_second:
-            entry.diffs.append(Note("construal 2 dropped"))
+            entry.diffs.append(Note(_("construal 2 dropped")))
         if kind == OPENED:
             entry.unresolved = [name for name in SLOT_NAMES if new_first.get(name) is None]
         first, second, label = new_first, new_second, new_label

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.utils.translation import gettext as _
+
 from adjudication.gold.services import AdjudicationError
 from nsmcore import route
 from nsmcore.mapper import Routing
@@ -42,11 +44,15 @@ class GoldPreview:
 def _check(values: dict[str, str]) -> None:
     for name, value in values.items():
         if name not in SLOT_BY_NAME:
-            raise AdjudicationError(f"unknown slot {name!r}; slots: {', '.join(SLOT_NAMES)}")
+            raise AdjudicationError(
+                _("unknown slot %(slot)s; slots: %(slots)s")
+                % {"slot": repr(name), "slots": ", ".join(SLOT_NAMES)}
+            )
         allowed = SLOT_BY_NAME[name].values
         if value not in allowed:
             raise AdjudicationError(
-                f"{name}: {value!r} is not an allowed value; allowed: {', '.join(allowed)}"
+                _("%(slot)s: %(value)s is not an allowed value; allowed: %(allowed)s")
+                % {"slot": name, "value": repr(value), "allowed": ", ".join(allowed)}
             )
 
 

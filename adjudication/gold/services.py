@@ -15,6 +15,7 @@ from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, Q
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from adjudication.agreement.analysis import round_analysis, round_signature
 from adjudication.gold.review_marks import (
@@ -99,12 +100,16 @@ def vote_outcome(*, votes: int, approvals: int) -> bool | None:
 
 def _check_values(slot: str, values: list[str]) -> None:
     if slot not in SLOT_BY_NAME:
-        raise AdjudicationError(f"unknown slot {slot!r}; slots: {', '.join(SLOT_NAMES)}")
+        raise AdjudicationError(
+            _("unknown slot %(slot)s; slots: %(slots)s")
+            % {"slot": repr(slot), "slots": ", ".join(SLOT_NAMES)}
+        )
     allowed = SLOT_BY_NAME[slot].values
     for value in values:
         if value not in allowed:
             raise AdjudicationError(
-                f"{slot}: {value!r} is not an allowed value; allowed: {', '.join(allowed)}"
+                _("%(slot)s: %(value)s is not an allowed value; allowed: %(allowed)s")
+                % {"slot": slot, "value": repr(value), "allowed": ", ".join(allowed)}
             )
 
 
@@ -121,18 +126,19 @@ def convention_propose(
 ) -> Convention:
     _check_values(slot, [value_a, value_b, chosen])
     if value_a == value_b:
-        raise AdjudicationError("a convention settles a dispute between two different values")
+        raise AdjudicationError(_("a convention settles a dispute between two different values"))
     if chosen not in (value_a, value_b):
-        raise AdjudicationError(f"the chosen value must be {value_a} or {value_b}")
+        raise AdjudicationError(_("the chosen value must be %(a)s or %(b)s") % {"a": value_a, "b": value_b})
     if not rule.strip():
-        raise AdjudicationError("write the convention in words: it joins the guidelines")
+        raise AdjudicationError(_("write the convention in words: it joins the guidelines"))
     pair = Q(value_a=value_a, value_b=value_b) | Q(value_a=value_b, value_b=value_a)
     live = Convention.objects.filter(
         pair, round=round_, slot=slot, status__in=[Convention.Status.PROPOSED, Convention.Status.ACCEPTED]
     ).first()
     if live is not None:
         raise AdjudicationConflict(
-            f"{live.label} already covers {slot} {value_a} / {value_b} ({live.status}): revise it"
+            _("%(convention)s already covers %(slot)s %(a)s / %(b)s (%(status)s): revise it")
+            % {"convention": live.label, "slot": slot, "a": value_a, "b": value_b, "status": _(live.status)}
         )
     with transaction.atomic():
         number = (Convention.objects.select_for_update().aggregate(n=Max("number"))["n"] or 0) + 1
@@ -146,7 +152,8 @@ def convention_vote(*, user, convention: Convention, approve: bool, comment: str
     """One vote per adjudicator; the convention is decided when the quorum is reached."""
     if convention.status != Convention.Status.PROPOSED:
         raise AdjudicationConflict(
-            f"{convention.label} is {convention.status}; only a proposed convention takes votes"
+            _("%(convention)s is %(status)s; only a proposed convention takes votes")
+            % {"convention": convention.label, "status": _(convention.status)}
         )
     try:
         with transaction.atomic():
@@ -154,7 +161,10 @@ def convention_vote(*, user, convention: Convention, approve: bool, comment: str
                 convention=convention, adjudicator=user, approve=approve, comment=comment.strip()
             )
     except IntegrityError:
-        raise AdjudicationConflict(f"{user.username} has already voted on {convention.label}") from None
+        raise AdjudicationConflict(
+            _("%(user)s has already voted on %(convention)s")
+            % {"user": user.username, "convention": convention.label}
+        ) from None
     counts = convention.votes.aggregate(n=Count("id"), yes=Count("id", filter=Q(approve=True)))
     accepted = vote_outcome(votes=counts["n"], approvals=counts["yes"])
     if accepted is not None:
@@ -173,10 +183,11 @@ def convention_vote(*, user, convention: Convention, approve: bool, comment: str
 
 def convention_withdraw(*, user, convention: Convention) -> Convention:
     if convention.proposer_id != user.pk:
-        raise AdjudicationError("only the proposer can withdraw a convention")
+        raise AdjudicationError(_("only the proposer can withdraw a convention"))
     if convention.status != Convention.Status.PROPOSED:
         raise AdjudicationConflict(
-            f"{convention.label} is {convention.status}; only a proposed one can be withdrawn"
+            _("%(convention)s is %(status)s; only a proposed one can be withdrawn")
+            % {"convention": convention.label, "status": _(convention.status)}
         )
     with transaction.atomic():
         # conditional: a revision decided meanwhile keeps its status and its review marks
@@ -185,7 +196,8 @@ def convention_withdraw(*, user, convention: Convention) -> Convention:
         )
         if not withdrawn:
             raise AdjudicationConflict(
-                f"{convention.label} was decided meanwhile; it can no longer be withdrawn"
+                _("%(convention)s was decided meanwhile; it can no longer be withdrawn")
+                % {"convention": convention.label}
             )
         unmark_revision(convention)
     convention.refresh_from_db()
@@ -197,16 +209,21 @@ def convention_revise(*, user, convention: Convention, chosen: str, rule: str) -
     resolved are marked for review at once: their gold may no longer follow the convention."""
     if convention.status != Convention.Status.ACCEPTED:
         raise AdjudicationConflict(
-            f"{convention.label} is {convention.status}; only the accepted version can be revised"
+            _("%(convention)s is %(status)s; only the accepted version can be revised")
+            % {"convention": convention.label, "status": _(convention.status)}
         )
     if chosen not in (convention.value_a, convention.value_b):
-        raise AdjudicationError(f"the chosen value must be {convention.value_a} or {convention.value_b}")
+        raise AdjudicationError(
+            _("the chosen value must be %(a)s or %(b)s") % {"a": convention.value_a, "b": convention.value_b}
+        )
     if not rule.strip():
-        raise AdjudicationError("write the revised convention in words")
+        raise AdjudicationError(_("write the revised convention in words"))
     with transaction.atomic():
         latest = Convention.objects.filter(number=convention.number).aggregate(v=Max("version"))["v"]
         if Convention.objects.filter(number=convention.number, status=Convention.Status.PROPOSED).exists():
-            raise AdjudicationConflict(f"a revision of C{convention.number} is already proposed")
+            raise AdjudicationConflict(
+                _("a revision of C%(number)s is already proposed") % {"number": convention.number}
+            )
         revision = Convention.objects.create(
             number=convention.number, version=latest + 1, slot=convention.slot, value_a=convention.value_a,
             value_b=convention.value_b, chosen=chosen, rule=rule.strip(), round=convention.round,
@@ -410,7 +427,8 @@ def convention_apply(*, user, convention: Convention) -> int:
     routed and becomes gold. Returns how many items changed."""
     if convention.status != Convention.Status.ACCEPTED:
         raise AdjudicationConflict(
-            f"{convention.label} is {convention.status}; only an accepted convention is applied"
+            _("%(convention)s is %(status)s; only an accepted convention is applied")
+            % {"convention": convention.label, "status": _(convention.status)}
         )
     gold_sync(convention.round)
     analysis, matching = _matching_rows(convention)
@@ -476,7 +494,7 @@ def gold_resolve(
     why = why.strip()
     if not why:
         raise AdjudicationError(
-            "why: say why the item is resolved this way (it goes into the audit trail)", field="why"
+            _("why: say why the item is resolved this way (it goes into the audit trail)"), field="why"
         )
     _check_values_each(values)
     if second:
@@ -485,8 +503,11 @@ def gold_resolve(
         gold = GoldItem.objects.select_for_update().get(pk=gold.pk)
         if base_version is not None and (current := gold_version(gold)) != base_version:
             raise StaleGold(
-                f"gold of item {gold.item_id} changed since version {base_version} (now {current}): "
-                "read it again and decide on what it is now",
+                _(
+                    "gold of item %(item)s changed since version %(version)s (now %(current)s): "
+                    "read it again and decide on what it is now"
+                )
+                % {"item": gold.item_id, "version": base_version, "current": current},
                 current=current,
             )
         first = gold.construals.get(index=1)
@@ -497,7 +518,8 @@ def gold_resolve(
         missing = [name for name in SLOT_NAMES if slots.get(name) is None]
         if missing:
             raise AdjudicationError(
-                f"choose a value for every unresolved slot: {', '.join(missing)}", field="values"
+                _("choose a value for every unresolved slot: %(slots)s") % {"slots": ", ".join(missing)},
+                field="values",
             )
         rule_set = active_rule_set()
         first.slots, first.provenance = slots, provenance
@@ -508,7 +530,9 @@ def gold_resolve(
         if second:
             pivotal = [name for name in SLOT_NAMES if name in second and second[name] != slots[name]]
             if not pivotal:
-                raise AdjudicationError("a second construal must differ from the first in at least one slot")
+                raise AdjudicationError(
+                    _("a second construal must differ from the first in at least one slot")
+                )
             other_slots = {**slots, **{name: second[name] for name in pivotal}}
             other_prov = {**provenance, **{name: mark for name in pivotal}}
             GoldConstrual.objects.update_or_create(

@@ -14,6 +14,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import content_disposition_header
 from django.utils.text import slugify
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
@@ -113,11 +115,19 @@ def gold_open(request: HttpRequest, round_id: int) -> HttpResponse:
         # the gold list's own post on load found nothing to do: no message, and no reload (were the
         # list's count and the opening ever to disagree, a reload would post again, without end)
         return HttpResponse(status=204)
-    message = f"{opened} gold record{'s' if opened != 1 else ''} opened"
     if revised:
-        its = "its annotations were" if revised == 1 else "their annotations were"
-        message += f"; {revised} marked for review ({its} revised)"
-    messages.success(request, f"{message}.")
+        message = ngettext(
+            "%(opened)s; %(n)s marked for review (its annotations were revised).",
+            "%(opened)s; %(n)s marked for review (their annotations were revised).",
+            revised,
+        ) % {
+            "opened": ngettext("%(n)s gold record opened", "%(n)s gold records opened", opened)
+            % {"n": opened},
+            "n": revised,
+        }
+    else:
+        message = ngettext("%(n)s gold record opened.", "%(n)s gold records opened.", opened) % {"n": opened}
+    messages.success(request, message)
     if request.htmx:  # the gold list's own post on load: the page reloads with the records
         return HttpResponseClientRefresh()
     return redirect(form.next_url(round_))
@@ -149,7 +159,7 @@ def gold_item(request: HttpRequest, round_id: int, item_id: int) -> HttpResponse
     gold = get_object_or_404(GoldItem.objects.select_related("item"), round=round_, item_id=item_id)
     if request.method == "POST":
         if not has_role(request.user, ADJUDICATOR):
-            return HttpResponse("only adjudicators resolve items", status=403)
+            return HttpResponse(_("only adjudicators resolve items"), status=403)
         form = ResolveForm(request.POST)
         if not form.is_valid():
             return _gold_page(request, round_, gold, error=form_problems(form), status=400)
@@ -165,12 +175,12 @@ def gold_item(request: HttpRequest, round_id: int, item_id: int) -> HttpResponse
             return _gold_page(request, round_, gold, error=str(stale), status=409)
         except AdjudicationError as error:
             return _gold_page(request, round_, gold, error=str(error), status=400)
-        messages.success(request, f"{gold.item.source_id} resolved.")
+        messages.success(request, _("%(item)s resolved.") % {"item": gold.item.source_id})
         if request.POST.get("then") == "next":  # "save and next open record"
             following = gold_next_open(round_, after=gold.item.source_id)
             if following is not None:
                 return redirect("gold_item", round_id, following)
-            messages.info(request, "No open record is left in this round.")
+            messages.info(request, _("No open record is left in this round."))
         return redirect("gold_list", round_id)
     return _gold_page(request, round_, gold)
 
@@ -246,8 +256,11 @@ def gold_training_download(request: HttpRequest, round_id: int) -> HttpResponse:
     round_ = get_object_or_404(Round, pk=round_id)
     fmt = request.GET.get("format", "prompt")
     if fmt not in FORMATS:
-        return HttpResponse(f"format {fmt!r}: formats are {', '.join(FORMATS)}", status=400,
-                            content_type="text/plain; charset=utf-8")  # fmt: skip
+        problem = _("format %(format)s: formats are %(formats)s") % {
+            "format": repr(fmt),
+            "formats": ", ".join(FORMATS),
+        }
+        return HttpResponse(problem, status=400, content_type="text/plain; charset=utf-8")
     try:
         source = training_data(round_=round_)
     except TrainingDataError as error:

@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -29,9 +31,11 @@ from nsmcore.mapper import RuleSetError
 from rules.models import RuleSetActivation, RuleSetVersion
 from rules.rulesets import VERSION_NAME, ensure_initial_version
 
-IsAdjudicatorOrAdmin = HasRole(ADJUDICATOR, ADMIN, message="rule revisions are for adjudicators and admins")
-IsAdjudicator = HasRole(ADJUDICATOR, message="only adjudicators vote on rule revisions")
-IsAdmin = HasRole(ADMIN, message="only admins activate a version at once; adjudicators vote")
+IsAdjudicatorOrAdmin = HasRole(
+    ADJUDICATOR, ADMIN, message=gettext_lazy("rule revisions are for adjudicators and admins")
+)
+IsAdjudicator = HasRole(ADJUDICATOR, message=gettext_lazy("only adjudicators vote on rule revisions"))
+IsAdmin = HasRole(ADMIN, message=gettext_lazy("only admins activate a version at once; adjudicators vote"))
 
 
 class VersionOut(serializers.ModelSerializer):
@@ -135,7 +139,10 @@ class RuleSetDetail(_VersionView):
         row = self.version(version)
         parser = request.query_params.get("pass", "")
         if parser and parser not in (passes := pass_names()):
-            return _problem(f"pass: no parser {parser!r} has predictions; passes: {', '.join(passes)}")
+            return _problem(
+                _("pass: no parser %(parser)s has predictions; passes: %(passes)s")
+                % {"parser": repr(parser), "passes": ", ".join(passes)}
+            )
         return Response(_detail(row, parser))
 
 

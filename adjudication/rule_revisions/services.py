@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 import nsmcore
 from adjudication.gold.services import vote_outcome
@@ -228,15 +229,21 @@ def revision_comparison(*, version: RuleSetVersion, parser: str = "") -> dict[st
 def blocker(version: RuleSetVersion) -> str:
     """Why ``version`` cannot be activated now ("" when it can)."""
     if version.status == RuleSetVersion.Status.ACTIVE:
-        return f"v{version.version} is already active"
+        return _("v%(version)s is already active") % {"version": version.version}
     if not version.report.get("ok"):
         failed = [s["name"] for s in version.report.get("suite", {}).get("sections", []) if s["failures"]]
         if version.report.get("suite", {}).get("causal_consistency_rate", 1.0) != 1.0:
-            failed.append("causal consistency rate below 1")
+            failed.append(_("causal consistency rate below 1"))
         pilot = version.report.get("pilot") or {}
         if not pilot.get("ok", True):
-            failed.append(f"pilot item set {pilot.get('item_set')}: {pilot.get('note')}")
-        return f"v{version.version} fails the regression suite: {'; '.join(failed) or 'see the report'}"
+            failed.append(
+                _("pilot item set %(item_set)s: %(note)s")
+                % {"item_set": pilot.get("item_set"), "note": pilot.get("note")}
+            )
+        return _("v%(version)s fails the regression suite: %(failed)s") % {
+            "version": version.version,
+            "failed": "; ".join(failed) or _("see the report"),
+        }
     return ""
 
 
@@ -252,12 +259,13 @@ def revision_propose(
     name = version.strip() or next_version_name()
     rule_set = proposed_rule_set(document, name)
     if RuleSetVersion.objects.filter(version=name).exists():
-        raise AlreadyStored(f"version {name!r} already exists: choose another name")
+        raise AlreadyStored(_("version %(name)s already exists: choose another name") % {"name": repr(name)})
     digest = rule_set.content_hash
     same = RuleSetVersion.objects.filter(content_hash=digest).first()
     if same is not None:
         raise AlreadyStored(
-            f"these rules are identical to v{same.version} ({same.status}): nothing to propose"
+            _("these rules are identical to v%(version)s (%(status)s): nothing to propose")
+            % {"version": same.version, "status": _(same.status)}
         )
     old = _rule_set(active) if active else rule_set
     report = regression_report(old, rule_set, pilot_item_set=pilot_item_set)
@@ -268,7 +276,9 @@ def revision_propose(
                 note=note.strip(), created_by=user, report=as_json(report),
             )  # fmt: skip
     except IntegrityError:  # a concurrent proposal took the name or the content first
-        raise AlreadyStored(f"version {name!r} or identical rules were just proposed: reload") from None
+        raise AlreadyStored(
+            _("version %(name)s or identical rules were just proposed: reload") % {"name": repr(name)}
+        ) from None
 
 
 def as_json(value: Any) -> Any:
@@ -286,7 +296,10 @@ def revision_vote(*, user, version: RuleSetVersion, approve: bool, comment: str 
     """One vote per adjudicator and ballot; at the quorum the version is activated or rejected
     (the acceptance rule of conventions)."""
     if version.status != RuleSetVersion.Status.PROPOSED:
-        raise AlreadyDecided(f"v{version.version} is {version.status}; only a proposed version takes votes")
+        raise AlreadyDecided(
+            _("v%(version)s is %(status)s; only a proposed version takes votes")
+            % {"version": version.version, "status": _(version.status)}
+        )
     if approve and (why := blocker(version)):
         raise RevisionError(why)
     try:
@@ -299,7 +312,10 @@ def revision_vote(*, user, version: RuleSetVersion, approve: bool, comment: str 
                 comment=comment.strip(),
             )
     except IntegrityError:
-        raise AlreadyDecided(f"{user.username} has already voted on v{version.version}") from None
+        raise AlreadyDecided(
+            _("%(user)s has already voted on v%(version)s")
+            % {"user": user.username, "version": version.version}
+        ) from None
     counts = version.votes.filter(ballot=version.ballot).aggregate(
         n=Count("id"), yes=Count("id", filter=Q(approve=True))
     )
@@ -318,7 +334,8 @@ def revision_reopen(*, user, version: RuleSetVersion) -> RuleSetVersion:
     """Put an earlier version (retired, rejected or withdrawn) to the vote again: a rollback by vote."""
     if version.status in (RuleSetVersion.Status.ACTIVE, RuleSetVersion.Status.PROPOSED):
         raise RevisionError(
-            f"v{version.version} is {version.status}; only an earlier version is put to the vote again"
+            _("v%(version)s is %(status)s; only an earlier version is put to the vote again")
+            % {"version": version.version, "status": _(version.status)}
         )
     if why := blocker(version):
         raise RevisionError(why)
@@ -332,7 +349,8 @@ def revision_reopen(*, user, version: RuleSetVersion) -> RuleSetVersion:
 def revision_withdraw(*, user, version: RuleSetVersion) -> RuleSetVersion:
     if version.status != RuleSetVersion.Status.PROPOSED:
         raise RevisionError(
-            f"v{version.version} is {version.status}; only a proposed version can be withdrawn"
+            _("v%(version)s is %(status)s; only a proposed version can be withdrawn")
+            % {"version": version.version, "status": _(version.status)}
         )
     RuleSetVersion.objects.filter(pk=version.pk).update(
         status=RuleSetVersion.Status.WITHDRAWN, decided_at=timezone.now()
@@ -364,7 +382,7 @@ def revision_activate(
             .update(status=RuleSetVersion.Status.ACTIVE, decided_at=timezone.now())
         )
         if not claimed:
-            raise ActivationRefused(f"v{version.version} is already active")
+            raise ActivationRefused(_("v%(version)s is already active") % {"version": version.version})
         rerouted, changed = reroute_gold(
             rule_set, user=user, why=f"rule set v{version.version} activated ({how})"
         )

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from adjudication.forms import VoteForm, form_problems
@@ -60,8 +61,11 @@ def rule_revision_new(request: HttpRequest) -> HttpResponse:
             except (RuleSetError, RevisionError) as problem:
                 error, status = str(problem), 400
             else:
-                verdict = "passes" if version.suite_ok else "fails"
-                messages.success(request, f"v{version.version} proposed: it {verdict} the regression suite.")
+                if version.suite_ok:
+                    done = _("v%(version)s proposed: it passes the regression suite.")
+                else:
+                    done = _("v%(version)s proposed: it fails the regression suite.")
+                messages.success(request, done % {"version": version.version})
                 return redirect("rule_revision", version.version)
     context = {
         "rule_set": rule_set,
@@ -105,7 +109,9 @@ def rule_revision(
     chosen = request.GET.get("pass", "")
     if chosen and chosen not in passes:
         return HttpResponse(
-            f"pass: no parser {chosen!r} has predictions; passes: {', '.join(passes)}", status=400
+            _("pass: no parser %(parser)s has predictions; passes: %(passes)s")
+            % {"parser": repr(chosen), "passes": ", ".join(passes)},
+            status=400,
         )
     comparison = revision_comparison(version=row, parser=chosen)
     votes = row.votes.filter(ballot=row.ballot).select_related("adjudicator")
@@ -151,7 +157,10 @@ def rule_revision_vote(request: HttpRequest, version: str) -> HttpResponse:
         )  # fmt: skip
     except RevisionError as error:
         return rule_revision(request, version, vote_error=str(error), status=400)
-    messages.success(request, f"Vote recorded: v{row.version} is {row.status}.")
+    messages.success(
+        request,
+        _("Vote recorded: v%(version)s is %(status)s.") % {"version": row.version, "status": _(row.status)},
+    )
     return redirect("rule_revision", version)
 
 
@@ -173,9 +182,13 @@ def rule_revision_activate(request: HttpRequest, version: str) -> HttpResponse:
 
     def activate(row: RuleSetVersion) -> str:
         a = revision_activate(user=request.user, version=row, how=RuleSetActivation.How.ADMIN)
-        return (
-            f"v{row.version} is active: {a.rerouted} gold construals routed again, {a.changed} changed label."
-        )
+        return _(
+            "v%(version)s is active: %(rerouted)s gold construals routed again, %(changed)s changed label."
+        ) % {
+            "version": row.version,
+            "rerouted": a.rerouted,
+            "changed": a.changed,
+        }
 
     return _act(request, version, activate)
 
@@ -185,7 +198,7 @@ def rule_revision_activate(request: HttpRequest, version: str) -> HttpResponse:
 def rule_revision_reopen(request: HttpRequest, version: str) -> HttpResponse:
     def reopen(row: RuleSetVersion) -> str:
         revision_reopen(user=request.user, version=row)
-        return f"v{row.version} is put to the vote again."
+        return _("v%(version)s is put to the vote again.") % {"version": row.version}
 
     return _act(request, version, reopen)
 
@@ -195,8 +208,8 @@ def rule_revision_reopen(request: HttpRequest, version: str) -> HttpResponse:
 def rule_revision_withdraw(request: HttpRequest, version: str) -> HttpResponse:
     def withdraw(row: RuleSetVersion) -> str:
         if row.created_by_id != request.user.pk and not has_role(request.user, ADMIN):
-            raise RevisionError("only the proposer or an admin can withdraw a proposal")
+            raise RevisionError(_("only the proposer or an admin can withdraw a proposal"))
         revision_withdraw(user=request.user, version=row)
-        return f"v{row.version} withdrawn."
+        return _("v%(version)s withdrawn.") % {"version": row.version}
 
     return _act(request, version, withdraw)
