@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed-$(shell cat requirements.txt requirements/web.txt re
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint bench install clean lock
+.PHONY: messages run test lint bench install clean lock
 
 $(STAMP): requirements.txt requirements/web.txt requirements-dev.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -43,6 +43,15 @@ TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(len(os.sched_getaffinity(
 test: $(STAMP) $(AXE)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --durations=15
+
+# the interface's catalogues (docs/translating.md): extract the marked strings into locale/de,
+# then, once translated, compile them (the .mo files are committed; tests check they match)
+MESSAGES_IGNORE = --ignore=.venv --ignore=node_modules --ignore=staticfiles --ignore=tests \
+	--ignore=nsmcore --ignore=benchmarks --ignore=docs --ignore=var --ignore=static/vendor
+messages: $(STAMP)
+	$(BIN)/python manage.py makemessages -l de -d django --no-obsolete $(MESSAGES_IGNORE)
+	$(BIN)/python manage.py makemessages -l de -d djangojs --no-obsolete $(MESSAGES_IGNORE)
+	$(BIN)/python manage.py compilemessages -l de --ignore=.venv
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
