@@ -27,6 +27,7 @@ from nsmcore.evaluation_report import Proportion
 from nsmcore.mapper import RuleSetError, route_batch
 from nsmcore.regression import run_suite
 from nsmcore.schema import SLOT_NAMES
+from rules import revision_checks
 from rules.models import RuleSetActivation, RuleSetVersion, RuleSetVote
 from rules.rulesets import (
     active_rule_set,
@@ -214,7 +215,13 @@ def regression_report(
     the renderer's grammar) from nsmcore, and the pilot item set compared with the active version."""
     suite = run_suite(new).as_dict()
     pilot = pilot_section(old, new, pilot_item_set or settings.NSM_PILOT_ITEM_SET)
-    return {"ok": suite["ok"] and pilot["ok"], "suite": suite, "pilot": pilot, "against": old.version}
+    # what the features registered with rules.revision_checks see change (the minimal pairs whose
+    # label the revision changes): shown with the report, never a reason to fail it
+    checks = revision_checks.run(old, new)
+    return {
+        "ok": suite["ok"] and pilot["ok"], "suite": suite, "pilot": pilot, "against": old.version,
+        "checks": checks,
+    }  # fmt: skip
 
 
 def revision_comparison(*, version: RuleSetVersion, parser: str = "") -> dict[str, Any]:

@@ -6,6 +6,8 @@ vote again); admins activate at once."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
@@ -120,6 +122,7 @@ def rule_revision(
         "v": row,
         "rules": _rule_rows(row),
         "report": row.report,
+        "checks": _check_tables(row.report.get("checks") or []),
         "comparison": comparison,
         "gold": comparison["gold"],
         "on_pass": comparison["pass"],
@@ -213,3 +216,24 @@ def rule_revision_withdraw(request: HttpRequest, version: str) -> HttpResponse:
         return _("v%(version)s withdrawn.") % {"version": row.version}
 
     return _act(request, version, withdraw)
+
+
+def _check_tables(checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The report's registered checks (rules.revision_checks) as tables: each heading and title
+    translated here (they are stored in English), each row's cells in its columns' order."""
+    return [
+        {
+            "name": c.get("name", ""),
+            "title": _(c.get("title", "")),
+            "error": c.get("error", ""),
+            "headings": [_(heading) for _key, heading in c.get("columns", [])],
+            "rows": [
+                {
+                    "cells": [row.get(key, "") for key, _heading in c.get("columns", [])],
+                    "url": row.get("url", ""),
+                }
+                for row in c.get("rows", [])
+            ],
+        }
+        for c in checks
+    ]

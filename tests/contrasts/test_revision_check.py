@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.urls import reverse
 
+from adjudication.rule_revisions.services import revision_propose
 from annotator.models import Item
 from contrasts.services import pair_add, pair_set_freeze, pair_set_new_version
 from rules import revision_checks
@@ -93,3 +95,16 @@ def test_a_check_that_fails_is_reported_in_its_section(monkeypatch):
         "error": "RuntimeError: no database today",
     }  # fmt: skip
     assert sections["contrasts"]["error"] == ""
+
+
+def test_a_proposal_stores_the_pairs_it_changes_and_its_page_lists_them(client, pair_set, adjudicator):
+    version = revision_propose(user=adjudicator, document=moved("joy", 0), note="joy first")
+    [stored] = [c for c in version.report["checks"] if c["name"] == "contrasts"]
+    assert stored["changed"] == 2 and stored["no_longer_expected"] >= 1
+    client.force_login(adjudicator)
+    page = client.get(reverse("rule_revision", args=[version.version])).content.decode()
+    assert 'id="check-contrasts-rows"' in page
+    assert "Minimal pairs whose label the revision changes" in page
+    assert "I was over the moon when it snowed on my birthday." in page  # the intensity flip
+    german = client.get(reverse("rule_revision", args=[version.version]), HTTP_ACCEPT_LANGUAGE="de")
+    assert "Minimalpaare, deren Label die Revision ändert" in german.content.decode()
