@@ -25,6 +25,17 @@ def _models_in_tmp(request):
 
 
 @pytest.fixture(autouse=True)
+def _english_after():
+    """A request in German leaves German active in its thread (the test client runs the view in
+    the test's own): each test starts, and ends, in the default language."""
+    from django.utils import translation
+
+    translation.deactivate()
+    yield
+    translation.deactivate()
+
+
+@pytest.fixture(autouse=True)
 def _fresh_caches():
     """Each test starts with empty caches: ids are reused after a rollback, cached values are not."""
     from django.core.cache import caches
