@@ -19,7 +19,7 @@ from scipy.special import bdtr
 
 from nsmcore.evaluation_report import Evidence
 from nsmcore.mapper import ABSTAIN
-from nsmcore.schema import SLOTS
+from nsmcore.schema import SLOT_BY_NAME, SLOTS
 
 CELL_IDS = 50  # the ids a cell keeps for its link (the count covers them all)
 
@@ -31,6 +31,16 @@ class SlotLabelRow:
     n: int
     counts: tuple[int, ...]  # per column: the rule set's emotions, then abstain
     ids: tuple[tuple[Any, ...], ...]  # per column: up to CELL_IDS item ids
+
+    @property
+    def stated(self) -> bool:
+        """A value other than the slot's default: what the explication states."""
+        return self.value != SLOT_BY_NAME[self.slot].default
+
+    @property
+    def cells(self) -> list[tuple[int, tuple[Any, ...]]]:
+        """Per column: the count and the ids it keeps."""
+        return list(zip(self.counts, self.ids, strict=True))
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -23,6 +23,7 @@ from adjudication.evaluation.figures import (
     evaluation_passes,
     item_set_named,
     options_from,
+    paired_split,
     pass_evaluation,
 )
 from adjudication.evaluation.parser import heldout_named, parser_vs_gold
@@ -116,4 +117,7 @@ class Evaluation(RoundView):
             doc["registered_parsers"] = [p.to_dict() for p in registered_curve(round_, scope, rule_set)]
         if other is not None:
             doc["compare"] = _doc(other)
+            split = paired_split(main, other)
+            # the two passes on the items both score, with McNemar's exact test (issue 26)
+            doc["paired"] = split.to_dict() if split else None
         return Response(doc)

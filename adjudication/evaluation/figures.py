@@ -38,12 +38,14 @@ from nsmcore.evaluation import (
     DEFAULT_SWAPS,
     ROUTED,
     RoutedItems,
+    correct_by_id,
     evaluate,
     order_correct_counts,
     random_orders,
     route_items,
 )
 from nsmcore.evaluation_report import EvaluationError, EvaluationReport, Proportion
+from nsmcore.evaluation_tables import FourCell, four_cell
 from nsmcore.mapper import RuleSet
 from rules.rulesets import active_rule_set
 
@@ -333,6 +335,7 @@ class PassEvaluation:
     item_set_size: int
     report: EvaluationReport | None  # None: the pass has no items in the item set
     order_accuracies: tuple[float, ...] = field(default=())
+    correct: dict[str, bool] = field(default_factory=dict)  # per item id: routed to its reference
 
     @property
     def items(self) -> int:
@@ -373,6 +376,7 @@ def pass_evaluation(
     items = pass_items(round_, p, scope if item_set is not None else None)
     report = None
     accuracies: tuple[float, ...] = ()
+    correct: dict[str, bool] = {}
     if items:
         try:
             routed = route_items(items, rule_set)
@@ -390,7 +394,8 @@ def pass_evaluation(
                 _("pass %(pass)s: %(error)s") % {"pass": p.key, "error": error}
             ) from None
         accuracies = _order_accuracies(routed, options)
-    result = PassEvaluation(round_.name, p, scope.name, scope.size, report, accuracies)
+        correct = correct_by_id(routed)
+    result = PassEvaluation(round_.name, p, scope.name, scope.size, report, accuracies, correct)
     cache.set(key, result, CACHE_SECONDS)
     return result
 
@@ -415,6 +420,9 @@ def headline_rows(report: EvaluationReport) -> list[tuple[str, Proportion]]:
     rows = [(gettext_noop("accuracy"), h.accuracy), (gettext_noop("abstention"), h.abstention)]
     rows += [(f"abstention: {t}", p) for t, p in h.abstention_by_type.items()]
     rows += [(gettext_noop("selective accuracy"), h.selective_accuracy)]
+    # set-valued: the reference among the rules that fired on a routed item (the paper's .521 row)
+    rows += [(gettext_noop("set-valued accuracy"), h.set_accuracy)]
+    rows += [(gettext_noop("set-valued selective accuracy"), h.set_selective_accuracy)]
     return rows
 
 
@@ -443,8 +451,8 @@ def report_table(report: EvaluationReport, table: str) -> tuple[list[str], list[
         rows = [[f.gold, f.routed, f.n, _num(f.share_of_gold)] for f in report.flows.flows]
     elif table == "overrides":
         m = report.multi_rule
-        header = ["winner", "overruled", "n"]
-        rows = [[o.winner, o.overruled, o.n] for o in m.overrides]
+        header = ["winner", "overruled", "n", "abstained"]
+        rows = [[o.winner, o.overruled, o.n, o.abstained] for o in m.overrides]
     elif table == "flags":
         f = report.flag_rates
         header = ["figure", *PROP]
@@ -452,9 +460,12 @@ def report_table(report: EvaluationReport, table: str) -> tuple[list[str], list[
         rows.append(["multi-rule", *_prop(report.multi_rule.multi_rule)])
     elif table == "scoring":
         d = report.distributional
-        header = ["scheme", "decay", "alpha", "nll", "brier", "top1", "top3", "coverage", "set_accuracy"]
+        # top1/top3: an abstention is a miss; the *_uniform pair is the paper's convention
+        header = ["scheme", "decay", "alpha", "nll", "brier", "top1", "top3", "coverage", "set_accuracy",
+                  "top1_uniform", "top3_uniform"]  # fmt: skip
         rows = [[s.scheme, d.decay, d.alpha, _num(s.nll), _num(s.brier), _num(s.top1), _num(s.top3),
-                 _num(s.coverage), _num(s.set_accuracy)] for s in d.scores]  # fmt: skip
+                 _num(s.coverage), _num(s.set_accuracy), _num(s.top1_uniform), _num(s.top3_uniform)]
+                for s in d.scores]  # fmt: skip
     elif table == "sensitivity":
         s = report.sensitivity
         header = ["order", *PROP]
@@ -482,6 +493,14 @@ def compare_rows(a: EvaluationReport, b: EvaluationReport) -> list[dict[str, Any
     return out
 
 
+def paired_split(a: PassEvaluation, b: PassEvaluation) -> FourCell | None:
+    """Two passes on the items both score: both right, only A, only B, both wrong, and McNemar's
+    exact p (nsmcore.evaluation_tables.four_cell); None when either has no item."""
+    if not a.correct or not b.correct:
+        return None
+    return four_cell(a.correct, b.correct)
+
+
 def compare_table(a: EvaluationReport, b: EvaluationReport) -> tuple[list[str], list[list[Any]]]:
     header = ["figure", *(f"a_{c}" for c in PROP), *(f"b_{c}" for c in PROP), "difference",
               "a_pass", "b_pass", "a_tier", "b_tier", "rule_set_version"]  # fmt: skip
@@ -491,6 +510,13 @@ def compare_table(a: EvaluationReport, b: EvaluationReport) -> tuple[list[str], 
         for r in compare_rows(a, b)
     ]  # fmt: skip
     return header, rows
+
+
+def split_text(split: FourCell) -> str:
+    return (
+        f"\npaired on the {split.n} items both score: both right {split.both}, only A {split.only_a}, "
+        f"only B {split.only_b}, both wrong {split.neither}; McNemar's exact p = {split.p_value:.4g}\n"
+    )
 
 
 def compare_text(a: EvaluationReport, b: EvaluationReport) -> str:

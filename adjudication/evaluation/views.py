@@ -27,6 +27,7 @@ from adjudication.evaluation.figures import (
     confusion_chart,
     evaluation_passes,
     headline_rows,
+    paired_split,
     pass_evaluation,
     per_emotion_chart,
     report_table,
@@ -143,6 +144,7 @@ def evaluation_page(request: HttpRequest, round_id: int) -> HttpResponse:
         context["parser_query"] = _query(key, options, item_set, heldout)
     if main and other and main.report and other.report:
         context["compared"] = compare_rows(main.report, other.report)
+        context["split"] = paired_split(main, other)
         context["compare_query"] = _query(key, options, item_set, compare=q["compare"])
     return render(request, "adjudication/evaluation.html", context)
 

@@ -19,7 +19,9 @@ from adjudication.evaluation.figures import (
     evaluation_passes,
     item_set_named,
     options_from,
+    paired_split,
     pass_evaluation,
+    split_text,
 )
 from adjudication.evaluation.parser import heldout_named, parser_text, parser_vs_gold
 from adjudication.evaluation.parser_curve import registered_curve
@@ -130,6 +132,9 @@ class Command(BaseCommand):
                 docs[0]["parser_vs_gold"] = parser.to_dict()
                 docs[0]["registered_parsers"] = [p.to_dict() for p in curve]
             doc = docs[0] if len(docs) == 1 else {"a": docs[0], "b": docs[1]}
+            if len(found) == 2:
+                split = paired_split(found[0], found[1])
+                doc["paired"] = split.to_dict() if split else None
             _write_atomically(o["json"], json.dumps(doc, indent=2) + "\n")
         for evaluation in found:
             if evaluation.report is None:
@@ -145,3 +150,6 @@ class Command(BaseCommand):
                 self.stdout.write(curve_text(curve))
         if len(found) == 2 and all(e.report for e in found):
             self.stdout.write(compare_text(found[0].report, found[1].report))
+            split = paired_split(found[0], found[1])
+            if split is not None:
+                self.stdout.write(split_text(split))
