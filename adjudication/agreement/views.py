@@ -37,7 +37,7 @@ from adjudication.gold.selectors import gold_awaiting
 from adjudication.models import GoldItem
 from annotator.models import Annotation, Assignment, Item, Round
 from annotator.roles import ADJUDICATOR, ADMIN, require_role
-from nsmcore.agreement import AgreementReport
+from nsmcore.agreement import MIN_MINORITY, AgreementReport
 from nsmcore.charts import Interval, interval_chart
 from nsmcore.schema import SLOT_BY_NAME, SLOT_NAMES, SLOTS
 
@@ -89,6 +89,7 @@ def dashboard(request: HttpRequest, round_id: int) -> HttpResponse:
         "round": round_,
         "analysis": analysis,
         "report": report,
+        "min_minority": MIN_MINORITY,
         "chart": _chart(report),
         "coders": analysis.data.coder_names,
         "ordinal": bool(analysis.levels),
@@ -104,10 +105,10 @@ def agreement_csv(request: HttpRequest, round_id: int) -> HttpResponse:
     if analysis is None:
         return refused_query(request, query, csv=True)
     header = ["slot", "level", "items", "pairs", "raw_agreement", "alpha", "ci_low", "ci_high",
-              "undefined", "majority_value", "majority_share", "degenerate"]  # fmt: skip
+              "undefined", "majority_value", "majority_share", "minority", "degenerate"]  # fmt: skip
     rows = [
         [s.slot, s.level, s.items, s.pairs, _fmt(s.raw), _fmt(s.alpha), _fmt(s.ci_low), _fmt(s.ci_high),
-         s.undefined, s.majority_value, _fmt(s.majority_share), s.degenerate]
+         s.undefined, s.majority_value, _fmt(s.majority_share), s.minority, s.degenerate]
         for s in analysis.report.slots
     ]  # fmt: skip
     return csv_response(f"agreement-{round_.name}.csv", header, rows)

@@ -44,6 +44,10 @@ def test_the_dashboard_shows_the_library_numbers_and_undefined_slots(adjudicator
     assert "no variation: every value is i" in page
     assert page.count('class="undefined"') >= 10
     assert 'id="alpha-chart"' in page and 'data-slot="agency"' in page
+    # the mean without degenerate slots names what it leaves out, and exactly those are greyed
+    dropped = [s.slot for s in expected.slots if s.degenerate]
+    assert f'<span id="degenerate-slots">({", ".join(dropped)})</span>' in page
+    assert page.count('class="degenerate"') == len(dropped)
 
 
 def test_the_dashboard_csv_has_a_row_per_slot(adjudicator_client, submitted):
@@ -54,6 +58,7 @@ def test_the_dashboard_csv_has_a_row_per_slot(adjudicator_client, submitted):
     agency = next(r for r in rows if r["slot"] == "agency")
     assert agency["raw_agreement"] == "0.5000"
     assert next(r for r in rows if r["slot"] == "experiencer")["alpha"] == ""
+    assert agency["minority"] == "2" and "degenerate" in rows[0]  # the values beside the majority
 
 
 def test_conflicts_filter_by_slot_and_value_pair(adjudicator_client, submitted):
