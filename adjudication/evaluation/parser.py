@@ -383,6 +383,7 @@ def _baselines(
     )
     if len(rated) < len(training) and appraisal.accuracy is not None:
         note = f"{len(training) - len(rated)} training items without all 21 ratings left out"
+        note = f"{appraisal.note}; {note}" if appraisal.note else note
         appraisal = LabelRow(APPRAISAL, appraisal.accuracy, trained_on=len(rated), note=note)
     return classifier, appraisal
 
@@ -411,11 +412,14 @@ def _baseline(
     if not inputs:
         return LabelRow(model, Proportion.of(0, 0), trained_on=len(train_labels), note="no scored item")
     try:
-        predictions = train(list(train_inputs), list(train_labels)).predict(list(inputs))
+        trained = train(list(train_inputs), list(train_labels))
+        predictions = trained.predict(list(inputs))
     except BaselineError as error:
         return LabelRow(model, None, trained_on=len(train_labels), note=str(error))
     hits = sum(a == b for a, b in zip(predictions, labels, strict=True))
-    return LabelRow(model, Proportion.of(hits, len(labels)), trained_on=len(train_labels))
+    # how the appraisal baseline chose its regularisation (inner cross-validation), for the record
+    note = getattr(trained, "chosen", "")
+    return LabelRow(model, Proportion.of(hits, len(labels)), trained_on=len(train_labels), note=note)
 
 
 # Tables (page, CSV, command) -------------------------------------------------------------------

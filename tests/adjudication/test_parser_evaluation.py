@@ -166,9 +166,12 @@ def test_the_baselines_are_trained_on_the_other_non_eval_items_and_scored_on_the
     )
     for model, expected in ((LABEL_CLASSIFIER, expected_text), (APPRAISAL, expected_rated)):
         row = rows[model]
-        assert row.trained_on == 6 and row.note == ""
+        assert row.trained_on == 6
         assert (row.accuracy.k, row.accuracy.n) == (expected, 4)
         assert row.accuracy.low is not None and row.abstention is None
+    # the appraisal baseline records how its C was chosen (issue 26), the classifier has no note
+    assert rows[LABEL_CLASSIFIER].note == "" and rows[APPRAISAL].note == rated.chosen
+    assert rows[APPRAISAL].note.startswith("C=")
 
 
 def test_without_a_held_out_set_there_is_nothing_to_train_the_baselines_on_and_it_says_so(round_):
@@ -192,7 +195,7 @@ def test_a_training_item_without_ratings_is_left_out_of_the_appraisal_baseline_a
     Item.objects.filter(source="pe-test", source_id="t1").update(appraisals={})
     row = {r.model: r for r in parser_vs_gold(round_, "parser:clf", heldout=heldout()).labels}[APPRAISAL]
     assert row.trained_on == 5 and row.accuracy.n == 4
-    assert row.note == "1 training items without all 21 ratings left out"
+    assert row.note.endswith("; 1 training items without all 21 ratings left out")
 
 
 def test_a_new_prediction_is_seen_through_the_cache(round_):
