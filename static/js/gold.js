@@ -25,7 +25,19 @@
 
   form.addEventListener("click", (event) => {
     const button = event.target.closest("button.take");
-    if (button) { take(button); current = rows.indexOf(button.closest("tr")); }
+    if (button) { take(button); current = rows.indexOf(button.closest("tr")); return; }
+    // a click on a row's text makes it the current row, as Tab onto it does (below)
+    const row = event.target.closest("tr[data-slot]");
+    if (row && !event.target.closest("select, input, textarea, a, button")) focusRow(rows.indexOf(row));
+  });
+
+  // the row the focus is in (reached by Tab, a click or a value's list) is the one a, b, ... take for
+  form.addEventListener("focusin", (event) => {
+    const index = rows.indexOf(event.target.closest("tr[data-slot]"));
+    if (index >= 0 && index !== current) {
+      current = index;
+      rows.forEach((row, k) => row.classList.toggle("current", k === current));
+    }
   });
 
   document.addEventListener("keydown", (event) => {

@@ -2,6 +2,8 @@
 votes, the preview shows the conflicts it matches, applying resolves them, the remaining item is
 resolved by hand, and the gold list shows both with their provenance and routed labels."""
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -104,3 +106,19 @@ def test_the_gold_queue_is_worked_from_the_keyboard(page, live_server, submitted
     expect(page.locator("h1")).to_contain_text("t2-0")
     gold = GoldItem.objects.get(round=submitted, item__source_id="t1-0")
     assert gold.status == "resolved" and gold.construals.get(index=1).slots["agency"] == "i"
+
+
+def test_a_focused_row_is_the_one_the_keys_take_for(page, live_server, submitted, adjudicator):
+    """The take keys acted on the first differing row whatever row had the focus: a row reached by
+    Tab or a click must be the current one (found by the acceptance walk, issue 25)."""
+    log_in(page, live_server, "carol")
+    page.goto(f"{live_server.url}/adjudicate/rounds/{submitted.pk}/gold/")
+    page.click("#gold-table tr[data-item='t3-0'] >> text=resolve")
+    expect(page.locator("#resolve-form[data-ready=true]")).to_have_count(1)
+    body = page.locator("#gold-slots tr[data-slot=body]")
+    body.click()  # not the first differing row (intensity): clicked
+    page.keyboard.press("b")
+    expect(page.locator("#gold-slots select[name=body]")).to_have_value(
+        page.locator("#gold-slots tr[data-slot=body] button.take[data-key=b]").get_attribute("data-value")
+    )
+    expect(body).to_have_class(re.compile(r"\bcurrent\b"))
