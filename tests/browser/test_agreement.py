@@ -44,6 +44,7 @@ def test_an_adjudicator_filters_conflicts_by_slot_and_opens_an_item(
     )  # raw agreement 3/4
 
     page.click(".subnav >> text=Conflicts")
+    page.wait_for_load_state()  # htmx binds the filter's handlers once the page has loaded
     expect(page.locator("#conflict-count")).to_have_text("2")
     # Each choice swaps the list (and the filter form) in place: after each, wait for its answer
     # (the address it pushes) and for htmx to settle before the next choice, or that choice can land

@@ -93,6 +93,8 @@ def test_an_admin_sets_up_a_prefilled_round_and_is_warned_about_a_contaminated_b
     login("dana", "dana-pw")
     page.click("nav >> text=Rounds")
     page.click("text=New round")
+    # htmx binds the form's change handlers when the page has loaded: a choice made before is lost
+    page.wait_for_load_state()
     page.select_option("select[name=item_set]", str(item_set.pk))
     page.wait_for_function(SETTLED)
     parser = page.locator("select[name=prefill_parser]")
@@ -111,6 +113,7 @@ def test_an_admin_sets_up_a_prefilled_round_and_is_warned_about_a_contaminated_b
     page.click("text=← Rounds")
     expect(page.locator("tr[data-round=pilot]")).to_contain_text("four")
     page.click("text=New round")
+    page.wait_for_load_state()  # htmx's handlers are bound
     page.fill("input[name=name]", "control")
     page.check("input[name=annotators] >> nth=0")
     page.check("input[name=annotators] >> nth=1")

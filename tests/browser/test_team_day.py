@@ -108,6 +108,7 @@ def test_a_team_builds_and_exports_a_gold_corpus_in_the_browser(
     expect(page.locator(".messages .draw-report")).to_contain_text(f"{N_ITEMS} items")
     page.click("nav >> text=Rounds")
     page.click("text=New round")
+    page.wait_for_load_state()  # htmx binds the item set's change handler once the page has loaded
     page.fill("#round-form input[name=name]", "team-day")
     page.select_option("#round-form select[name=item_set]", label="team-day-set")
     settled(page)

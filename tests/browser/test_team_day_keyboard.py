@@ -27,6 +27,7 @@ def press_link(page, selector: str) -> None:
     """Follow a link the way a keyboard user does: focus it, then Enter."""
     page.focus(selector)
     page.keyboard.press("Enter")
+    page.wait_for_load_state()  # the next page's scripts listen to the keys from here on
 
 
 def option_value(page, select: str, starts: str) -> str:
