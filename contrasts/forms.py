@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from contrasts.models import NAME_PATTERN
@@ -32,17 +33,19 @@ class PairSetForm(forms.Form):
 # the command alike, and names what is wrong (an unknown value, the same on both sides).
 
 
-def _select(first: str, values: Any, label: str) -> forms.CharField:
+def _select(first: str, values: Any, label: str, name: Any) -> forms.CharField:
     choices = [("", first), *((v, v) for v in values)]
-    return forms.CharField(required=False, label=label, widget=forms.Select(choices=choices))
+    # each select names itself (its row's label names only the "to" one): a screen reader says it
+    widget = forms.Select(choices=choices, attrs={"aria-label": name})
+    return forms.CharField(required=False, label=label, widget=widget)
 
 
 def _to_field(slot: Any) -> forms.CharField:
-    return _select(_("no change"), slot.values, slot.name)
+    return _select(_("no change"), slot.values, slot.name, format_lazy(_("{slot}: to"), slot=slot.name))
 
 
 def _from_field(slot: Any) -> forms.CharField:
-    return _select(_("as in gold"), slot.values, slot.name)
+    return _select(_("as in gold"), slot.values, slot.name, format_lazy(_("{slot}: from"), slot=slot.name))
 
 
 class PairForm(forms.Form):

@@ -7,6 +7,7 @@ from django.urls import reverse
 from playwright.sync_api import expect
 
 from annotator.models import Assignment, Item
+from contrasts.services import pair_add, pair_set_create
 from tests.browser.accessibility import axe_violations, describe
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -76,6 +77,8 @@ def test_an_annotators_pages(page, live_server, submitted, annotator):
 
 def test_an_adjudicators_pages(page, live_server, submitted, adjudicator):
     item = Item.objects.filter(assignments__round=submitted).order_by("pk").first()
+    pairs = pair_set_create(user=adjudicator, name="pairs")
+    pair_add(user=adjudicator, pair_set=pairs, item=item.source_id, text="A rewrite.", invariance=True)
     r = submitted.pk
     urls = [
         reverse(name, args=args)
@@ -83,7 +86,7 @@ def test_an_adjudicators_pages(page, live_server, submitted, adjudicator):
             ("home", []), ("adjudicate", []), ("agreement", [r]), ("conflicts", [r]),
             ("conflict_item", [r, item.pk]), ("flows", [r]), ("anchoring", [r]), ("gold_list", [r]),
             ("gold_item", [r, item.pk]), ("evaluation", [r]), ("judgements", [r]), ("conventions", []),
-            ("parsers", []), ("rule_revision_new", []),
+            ("parsers", []), ("rule_revision_new", []), ("contrasts", []), ("contrast_set", [pairs.pk]),
         )
     ]  # fmt: skip
     check_pages(page, live_server, "carol", urls)
