@@ -546,14 +546,15 @@ def confusion_chart(report: EvaluationReport) -> dict[str, Any]:
     return chart
 
 
-def per_emotion_chart(report: EvaluationReport) -> dict[str, Any]:
-    """Per-emotion accuracy as bars with their exact intervals as whiskers (axis 0 to 1)."""
+def per_emotion_chart(report: EvaluationReport, *, selective: bool = False) -> dict[str, Any]:
+    """Per-emotion accuracy (or, ``selective``, accuracy over the routed items: the paper's
+    figure) as bars with their exact intervals as whiskers (axis 0 to 1)."""
     rows = report.per_emotion.rows
-    bars = [charts.Bar(r.emotion, r.accuracy.value or 0.0, r.accuracy.low, r.accuracy.high) for r in rows]
+    shown = [r.selective_accuracy if selective else r.accuracy for r in rows]
+    bars = [charts.Bar(r.emotion, p.value or 0.0, p.low, p.high) for r, p in zip(rows, shown, strict=True)]
     chart = charts.whisker_bars(bars, axis_max=1.0, bar_width=30.0, gap=14.0, label_room=70.0)
     chart["bars"] = [
-        {**b, "n": r.n, "k": r.accuracy.k, "empty": r.n == 0}
-        for b, r in zip(chart["bars"], rows, strict=True)
+        {**b, "n": p.n, "k": p.k, "empty": p.n == 0} for b, p in zip(chart["bars"], shown, strict=True)
     ]
     return chart
 

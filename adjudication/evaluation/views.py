@@ -76,6 +76,7 @@ def _side(evaluation: PassEvaluation, options: Options, item_set: ItemSet | None
             "evidence": report.evidence.label(),
             "headline": headline_rows(report),
             "bars": per_emotion_chart(report),
+            "selective_bars": per_emotion_chart(report, selective=True),
             "heatmap": confusion_chart(report),
             "strip": sensitivity_chart(evaluation),
         }

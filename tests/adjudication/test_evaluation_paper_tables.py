@@ -91,3 +91,11 @@ def test_stated_slot_values_by_routed_label_and_overrides_with_abstentions(adjud
     api = adjudicator_client.get(f"/api/rounds/{round_.pk}/evaluation/?pass=annotator:alice&orders=10").json()
     cells = json.dumps(api["slot_labels"])
     assert '"slot": "others_know", "value": "can-know"' in cells
+
+
+def test_the_per_emotion_chart_offers_selective_accuracy_the_papers_figure(adjudicator_client, round_):
+    # alice's shame items: e2 routed to shame, e6 abstained (residue): accuracy 1/2, selective 1/1
+    html = adjudicator_client.get(url(round_, "pass=annotator:alice&orders=10")).content.decode()
+    plain, selective = html.split('class="chart per-emotion-chart selective"')
+    assert "<title>shame: 1/2</title>" in plain.split('class="chart per-emotion-chart"')[-1]
+    assert "<title>shame: 1/1</title>" in selective.split("</svg>")[0]
