@@ -47,9 +47,10 @@ class CurvePoint:
     slot_accuracy: float | None  # mean over slots; None when nothing is scored
     routed: Proportion | None
     refused: str = ""  # why it is not scored (trained on held-out items)
+    selective: Proportion | None = None  # routed accuracy over the items the rules routed
 
     def to_dict(self) -> dict[str, Any]:
-        routed = self.routed
+        routed, selective = self.routed, self.selective
         return {
             "parser": self.spec, "predictions": self.parser, "trained_on": self.trained,
             "scored": self.scored,
@@ -57,6 +58,10 @@ class CurvePoint:
             "routed_accuracy": None if routed is None or routed.value is None else round(routed.value, 4),
             "routed_interval": None if routed is None or routed.low is None
             else [round(routed.low, 4), round(routed.high, 4)],
+            "selective_accuracy": None if selective is None or selective.value is None
+            else round(selective.value, 4),
+            "selective_interval": None if selective is None or selective.low is None
+            else [round(selective.low, 4), round(selective.high, 4)],
             "refused": self.refused,
         }  # fmt: skip
 
@@ -113,10 +118,13 @@ def _point(
     for i in scored:
         g, p = explication_codes(gold[i]), explication_codes(predicted[i])
         right += sum(a == b and a >= 0 for a, b in zip(g, p, strict=True))
-    routed = sum(is_legal(predicted[i]) and route(predicted[i], rule_set).label == labels[i] for i in scored)
+    routings = {i: route(predicted[i], rule_set) for i in scored if is_legal(predicted[i])}
+    claimed = [i for i, r in routings.items() if r.abstention_type is None]
+    routed = sum(routings[i].label == labels[i] for i in claimed)
     return CurvePoint(
         parser.spec, parser.parser_name, parser.trained_count, len(scored),
         right / (len(scored) * len(SLOTS)), Proportion.of(routed, len(scored)),
+        selective=Proportion.of(routed, len(claimed)),
     )  # fmt: skip
 
 
@@ -128,4 +136,9 @@ def curve_chart(points: list[CurvePoint]) -> dict[str, Any] | None:
         return None
     slots = line_chart([(p.trained, p.slot_accuracy) for p in scored], y_min=0.0, y_max=1.0)
     routed = line_chart([(p.trained, p.routed.value) for p in scored], y_min=0.0, y_max=1.0)
-    return {"axes": slots, "slots": slots, "routed": routed, "labels": [p.spec for p in scored]}
+    claimed = [p for p in scored if p.selective is not None and p.selective.value is not None]
+    selective = line_chart([(p.trained, p.selective.value) for p in claimed], y_min=0.0, y_max=1.0)
+    # one x range for the three lines: the selective line is drawn only where it is defined
+    selective = selective if len(claimed) == len(scored) else None
+    return {"axes": slots, "slots": slots, "routed": routed, "selective": selective,
+            "labels": [p.spec for p in scored]}  # fmt: skip

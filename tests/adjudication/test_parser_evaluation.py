@@ -427,13 +427,16 @@ def test_registered_parsers_are_scored_on_the_held_out_set_by_training_size(adju
         4,
     )
     assert curve[2].slot_accuracy == 1.0 and (curve[2].routed.k, curve[2].routed.n) == (4, 4)
+    # selective: over the items the rules routed (issue 26's scale chart); clf abstains on two
+    assert (curve[1].selective.k, curve[1].selective.n) == (1, 2)
+    assert (curve[2].selective.k, curve[2].selective.n) == (4, 4)
     assert small.trained_count == 2 and large.trained_count == 40
     # the page draws them (a dot per scored parser and figure), the API and the command list them
     html = adjudicator_client.get(
         url(round_, "pass=parser:clf&orders=10&heldout=pe-heldout")
     ).content.decode()
     chart = html.split('id="learning-curve"')[1].split("</svg>")[0]
-    assert chart.count("<circle") == 4 and "items trained on" in chart
+    assert chart.count("<circle") == 6 and "items trained on" in chart  # per-slot, routed, selective
     table = html.split('id="parser-curve-table"')[1].split("</table>")[0]
     assert 'data-parser="clf-leaky@1"' in table and "not scored" in table
     row = table.split('data-parser="clf-more@1"')[1].split("</tr>")[0]
@@ -441,15 +444,15 @@ def test_registered_parsers_are_scored_on_the_held_out_set_by_training_size(adju
     doc = adjudicator_client.get(
         f"/api/rounds/{round_.pk}/evaluation/?pass=parser:clf&orders=10&heldout=pe-heldout"
     ).json()
-    assert [(r["parser"], r["routed_accuracy"]) for r in doc["registered_parsers"]] == [
-        ("clf-leaky@1", None), ("clf@1", 0.25), ("clf-more@1", 1.0),
-    ]  # fmt: skip
+    found = [(r["parser"], r["routed_accuracy"], r["selective_accuracy"]) for r in doc["registered_parsers"]]
+    assert found == [("clf-leaky@1", None, None), ("clf@1", 0.25, 0.5), ("clf-more@1", 1.0, 1.0)]
     out = io.StringIO()
     call_command("evaluate", "--round", "pe-round", "--pass", "parser:clf", "--heldout", "pe-heldout",
                  "--orders", "10", stdout=out)  # fmt: skip
     text = out.getvalue()
     assert "Registered parsers by training size" in text
     assert "clf-more@1" in text and "slots 1.000  routed 1.000" in text and "not scored: parser" in text
+    assert "selective 1.000 [" in text
 
 
 def test_predictions_read_from_the_other_text_are_not_scored(adjudicator_client, round_):

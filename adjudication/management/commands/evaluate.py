@@ -48,9 +48,13 @@ def curve_text(curve: list) -> str:
             why = p.refused.split(";")[0] if p.refused else "no held-out item with gold and a prediction"
             lines.append(f"  {p.spec:<28} trained on {p.trained:>6}  not scored: {why}")
             continue
+        selective = p.selective
+        shown = "-" if selective is None or selective.value is None else (
+            f"{selective.value:.3f} [{selective.low:.2f}, {selective.high:.2f}]"
+        )  # fmt: skip
         lines.append(
             f"  {p.spec:<28} trained on {p.trained:>6}  slots {p.slot_accuracy:.3f}  routed "
-            f"{p.routed.value:.3f} [{p.routed.low:.2f}, {p.routed.high:.2f}]  n={p.scored}"
+            f"{p.routed.value:.3f} [{p.routed.low:.2f}, {p.routed.high:.2f}]  selective {shown}  n={p.scored}"
         )
     return "\n".join(lines)
 
