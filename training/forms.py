@@ -10,13 +10,8 @@ from django.utils.translation import gettext_lazy
 from jobs.forms import TargetMixin, setting_field, target_choices
 from jobs.models import Job
 from training.defaults import default_train_method
-from training.train import (
-    CLASSIFIER_FIELDS,
-    LORA_FIELDS,
-    METHODS,
-    TrainParams,
-    job_train_start,
-)
+from training.params import CLASSIFIER_FIELDS, LORA_FIELDS, TrainParams
+from training.train import METHODS, job_train_start
 
 _TRAIN = TrainParams.__dataclass_fields__
 

@@ -13,7 +13,8 @@ from jobs.kinds import JobError
 from jobs.models import Job
 from training.api import TrainIn
 from training.forms import TrainForm
-from training.train import TrainParams
+from training.params import METHOD_NAMES, TrainParams
+from training.train import METHODS
 
 SETTINGS = [f for f in dataclasses.fields(TrainParams) if "min" in f.metadata]
 
@@ -53,3 +54,7 @@ def test_a_value_out_of_bounds_is_refused_by_the_job_the_form_the_api_and_the_co
         call_command("train_parser", "--round", gold_round.name, "--base", "org/m", flag, str(value))
     assert refused.value.returncode == 2
     assert not Job.objects.exists()
+
+
+def test_the_params_name_the_methods_the_job_runs():
+    assert tuple(METHODS) == METHOD_NAMES

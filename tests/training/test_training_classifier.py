@@ -20,7 +20,8 @@ from jobs.services import job_resume, job_run
 from nsmcore.parsers.classifier import CARD_FILE, MODEL_FILE, data_hash, load_classifier
 from nsmcore.schema import SLOT_NAMES
 from predictions.prefill import job_prefill_start
-from training.train import TrainParams, job_train_start
+from training.params import TrainParams
+from training.train import job_train_start
 
 
 @pytest.fixture

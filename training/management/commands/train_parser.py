@@ -17,7 +17,8 @@ from jobs.models import Job
 from jobs.progress import run_with_progress, scope_from_options
 from jobs.services import job_requeue, job_resume
 from training.defaults import default_train_method
-from training.train import LORA_FIELDS, METHODS, TRAIN, TrainParams, job_train_start
+from training.params import LORA_FIELDS, TrainParams
+from training.train import METHODS, TRAIN, job_train_start
 
 FIELDS = TrainParams.__dataclass_fields__
 #: the parameters declared with their bounds (jobs.kinds.setting): one option each, as declared
