@@ -7,7 +7,7 @@ nsmcore.training_data, which refuses held-out (eval tier) items, naming them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +36,17 @@ class TrainingSource:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
+# Training data a feature above this one adds (the minimal pairs' rewritten texts): a name a
+# train job's passes may list, and a function of (the scope's item ids, the round or None) giving
+# records as _gold_pairs does. Registered from the feature's AppConfig.ready (no upward import).
+Source = Callable[[Any, Round | None], list[dict[str, Any]]]
+_SOURCES: dict[str, Source] = {}
+
+
+def register_source(name: str, fn: Source) -> None:
+    _SOURCES[name] = fn
+
+
 def parse_passes(passes: str | Iterable[str]) -> list[str]:
     """``"gold,annotator:alice"`` (or a list) as pass keys; TrainingDataError naming a bad one."""
     keys = [p.strip() for p in (passes.split(",") if isinstance(passes, str) else passes) if p.strip()]
@@ -43,7 +54,7 @@ def parse_passes(passes: str | Iterable[str]) -> list[str]:
         raise TrainingDataError(_("no passes chosen: name gold and/or annotator:<username>"))
     for key in keys:
         kind, _sep, name = key.partition(":")
-        if key != GOLD and not (kind == ANNOTATOR and name):
+        if key != GOLD and key not in _SOURCES and not (kind == ANNOTATOR and name):
             raise TrainingDataError(
                 _(
                     "pass %(pass)s: training data comes from gold or annotator:<username> passes "
@@ -125,6 +136,8 @@ def training_data(
     for key in keys:
         if key == GOLD:
             pairs += _gold_pairs({"gold__item_id__in": members}, round_)
+        elif key in _SOURCES:
+            pairs += _SOURCES[key](members, round_)
         elif round_ is None:
             raise TrainingDataError(
                 _("pass %(pass)s: annotator passes belong to a round; choose a round") % {"pass": repr(key)}

@@ -11,7 +11,11 @@ class ContrastsConfig(AppConfig):
 
     def ready(self) -> None:
         # a rule revision's report lists the pairs whose label it changes (rules knows no feature)
+        from adjudication.training import register_source
         from contrasts.revision_check import pairs_changed_by
+        from contrasts.training import PAIRS, pair_records
         from rules import revision_checks
 
         revision_checks.register("contrasts", pairs_changed_by)
+        # a train job's passes may name the pairs: their rewrites, learnt with their intended slots
+        register_source(PAIRS, pair_records)
