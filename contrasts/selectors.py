@@ -96,3 +96,12 @@ def gold_values(item_ids: Any) -> dict[int, dict[str, str]]:
         for item_id, slots in rows
         if all(slots.get(name) is not None for name in SLOT_NAMES)
     }
+
+
+def newest_frozen_sets() -> list[PairSet]:
+    """The newest frozen version of each set name: what a release (the export's contrast split)
+    and a train job read; an open version is still being written."""
+    newest: dict[str, PairSet] = {}
+    for pair_set in PairSet.objects.filter(frozen_at__isnull=False).order_by("name", "-version"):
+        newest.setdefault(pair_set.name, pair_set)
+    return list(newest.values())

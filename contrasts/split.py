@@ -8,12 +8,16 @@ import json
 from typing import Any
 
 from contrasts.models import PairSet
+from contrasts.selectors import newest_frozen_sets
 
 
-def contrast_records(pair_set: PairSet) -> list[dict[str, Any]]:
+def contrast_records(pair_set: PairSet, item_ids: set[int] | None = None) -> list[dict[str, Any]]:
+    """The set's pairs as records (only those written from ``item_ids`` when given)."""
     records = []
     pairs = pair_set.pairs.select_related("item").order_by("id")
     for k, pair in enumerate(pairs, 1):
+        if item_ids is not None and pair.item_id not in item_ids:
+            continue
         item = pair.item
         records.append({
             "id": f"{pair_set.spec}#{k}", "family": pair.family, "target_slots": list(pair.targets),
@@ -27,10 +31,12 @@ def contrast_records(pair_set: PairSet) -> list[dict[str, Any]]:
     return records
 
 
+def _jsonl(records: list[dict[str, Any]]) -> str:
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+
+
 def contrast_jsonl(pair_set: PairSet) -> str:
-    return "".join(
-        json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n" for r in contrast_records(pair_set)
-    )
+    return _jsonl(contrast_records(pair_set))
 
 
 CONTRAST_NAME = "contrast.jsonl"
@@ -40,15 +46,10 @@ def export_split(item_ids: set[int]) -> tuple[str, list[str], int]:
     """The contrast split an export carries: the pairs over ``item_ids`` (the export's gold items)
     of the newest *frozen* version of each set (an open set is still being written, so no release
     carries it), as (JSONL, the sets' specs, the number of pairs)."""
-    newest: dict[str, PairSet] = {}
-    for pair_set in PairSet.objects.filter(frozen_at__isnull=False).order_by("name", "-version"):
-        newest.setdefault(pair_set.name, pair_set)
     records, specs = [], []
-    for pair_set in newest.values():
-        chosen = [r for r, pair in zip(contrast_records(pair_set), pair_set.pairs.order_by("id"), strict=True)
-                  if pair.item_id in item_ids]  # fmt: skip
+    for pair_set in newest_frozen_sets():
+        chosen = contrast_records(pair_set, item_ids)
         if chosen:
             specs.append(pair_set.spec)
             records += chosen
-    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
-    return text, specs, len(records)
+    return _jsonl(records), specs, len(records)

@@ -9,24 +9,17 @@ from __future__ import annotations
 from typing import Any
 
 from annotator.models import Round
-from contrasts.models import MinimalPair, PairSet
-from contrasts.selectors import gold_values
+from contrasts.models import MinimalPair
+from contrasts.selectors import gold_values, newest_frozen_sets
 
 PAIRS = "pairs"
-
-
-def frozen_newest() -> list[PairSet]:
-    newest: dict[str, PairSet] = {}
-    for pair_set in PairSet.objects.filter(frozen_at__isnull=False).order_by("name", "-version"):
-        newest.setdefault(pair_set.name, pair_set)
-    return list(newest.values())
 
 
 def pair_records(members: Any, round_: Round | None) -> list[dict[str, Any]]:
     """Training records of the frozen pairs over the scope's items (``members``: their ids); a pair
     whose item has no resolved gold has no explication to learn, and is left out."""
     pairs = list(
-        MinimalPair.objects.filter(pair_set__in=frozen_newest(), item_id__in=members)
+        MinimalPair.objects.filter(pair_set__in=newest_frozen_sets(), item_id__in=members)
         .select_related("item", "pair_set")
         .order_by("pair_set__name", "id")
     )
