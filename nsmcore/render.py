@@ -226,7 +226,7 @@ def render_value(slot: str, value: str, context: Context | None = None) -> str |
 
 def render(explication: Explication) -> list[Line]:
     """The prime-language lines of an explication, in schema order."""
-    table = _lines_of(Context.of(explication))
+    table = lines_of(Context.of(explication))
     lines = []
     for slot in SLOTS:
         value = getattr(explication, slot.name)  # a value of the slot: Explication checked it
@@ -239,7 +239,8 @@ def render(explication: Explication) -> list[Line]:
 # of about 30 lines), so rendering is one lookup per line (without it version 3 rendered 3x
 # slower than version 2's fixed table).
 @cache
-def _lines_of(context: Context) -> dict[tuple[str, str], str]:
+def lines_of(context: Context) -> dict[tuple[str, str], str]:
+    """Every active (slot, value)'s line in ``context``."""
     return {
         (slot.name, value): _line(slot.name, value, context)
         for slot in SLOTS
