@@ -7,7 +7,7 @@ nothing is drawn outside the chart."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -329,6 +329,44 @@ def line_chart(
         "bottom": pad + height,
         "empty": False,
     }
+
+
+def band_chart(
+    series: Mapping[str, Sequence[tuple[float, float, float, float]]],
+    *,
+    width: float = 460.0,
+    height: float = 200.0,
+    pad: float = 40.0,
+) -> dict[str, Any]:
+    """Several curves on shared axes, each a mean line through (x, mean) and a band from low to
+    high (the learning queue's simulation: one curve per order, the band over seeds). The
+    axes span every point, with a little room above and below."""
+    xs = [p[0] for rows in series.values() for p in rows]
+    ys = [y for rows in series.values() for p in rows for y in p[1:]]
+    if not xs:
+        return {"series": [], "x_ticks": [], "y_ticks": [], "width": width + 2 * pad,
+                "height": height + 2 * pad, "empty": True}  # fmt: skip
+    frame = line_chart([(min(xs), max(0.0, min(ys) - 0.05)), (max(xs), min(1.0, max(ys) + 0.05))],
+                       width=width, height=height, pad=pad,
+                       y_min=max(0.0, min(ys) - 0.05), y_max=min(1.0, max(ys) + 0.05))  # fmt: skip
+    sx = _scale(min(xs), max(xs), pad, width)
+    y_lo, y_hi = max(0.0, min(ys) - 0.05), min(1.0, max(ys) + 0.05)
+    sy = _scale(y_lo, y_hi, 0.0, height)
+
+    def xy(x: float, y: float) -> str:
+        return f"{sx(x):.1f},{pad + height - sy(y):.1f}"
+
+    out = []
+    for name, rows in series.items():
+        out.append({
+            "name": name,
+            "points": " ".join(xy(x, m) for x, m, _, _ in rows),
+            "band": " ".join(
+                [xy(x, h) for x, _, _, h in rows] + [xy(x, lo) for x, _, lo, _ in reversed(rows)]
+            ),
+            "dots": [{"x": sx(x), "y": pad + height - sy(m), "value": m, "at": x} for x, m, _, _ in rows],
+        })  # fmt: skip
+    return {**frame, "series": out, "empty": False}
 
 
 # The calibration page: an ROC curve and a histogram of scores ------------------------------------

@@ -399,6 +399,33 @@ def region_posteriors(
     return out
 
 
+def label_mass(lattice: RuleLattice, logp: Sequence[np.ndarray], labels: Sequence[str]) -> np.ndarray:
+    """Per text, the probability that the rules route it to ``labels[i]`` (``abstain``: that no rule
+    fires) when each slot's value is drawn from its scores independently: the mass of the label's
+    region, exact. Only that region's combinations are summed (a twelfth of the lattice on
+    average), so 100,000 texts take about a second where every region's mass took fourteen (the
+    learning queue, nsmcore.queue). A label no combination reaches has mass 0."""
+    arrays, n = _check_scores(logp)
+    if len(labels) != n:
+        raise DecodingError(f"{n} score rows but {len(labels)} labels")
+    _, _, mass = _class_tables(lattice, normalise(arrays))
+    mass_m = _stack(mass)
+    out = np.zeros(n)
+    labels = np.asarray(labels, dtype=object)
+    for label in sorted(set(labels.tolist())):
+        if label != ABSTAIN and label not in lattice.labels:
+            continue
+        region = lattice.region(label)
+        if region.start == region.stop:
+            continue
+        incidence = lattice.incidence[:, region]
+        rows = np.flatnonzero(labels == label)
+        for lo in range(0, len(rows), CHUNK * 4):
+            chunk = rows[lo : lo + CHUNK * 4]
+            out[chunk] = np.exp(mass_m[chunk] @ incidence).sum(axis=1, dtype=np.float64)
+    return np.clip(out, 0.0, 1.0)
+
+
 def choose_gap(
     gaps: Sequence[float], correct: Sequence[bool], *, grid: Sequence[float] | None = None
 ) -> float:
@@ -442,6 +469,7 @@ __all__ = [
     "as_log_arrays",
     "choose_gap",
     "decode",
+    "label_mass",
     "region_posteriors",
     "region_scores",
     "rule_lattice",
