@@ -105,6 +105,7 @@ def _annotator_pairs(round_: Round, username: str) -> list[dict[str, Any]]:
             assignment__round=round_,
             assignment__status=Assignment.Status.DONE,
             assignment__annotator__username=username,
+            assignment__control=False,
         )
         .order_by("assignment__item_id")
         .values_list("assignment__item__source_id", "assignment__item__text", "assignment__item__masked_text",

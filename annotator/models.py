@@ -150,6 +150,10 @@ class Assignment(models.Model):
     )
     position = models.PositiveIntegerField(help_text="order in the annotator's queue")
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
+    #: a control item (quality app): a resolved gold item of another round mixed into the queue,
+    #: looking like any other to its annotator; nothing computed about the round reads it. A
+    #: database default too: annotator.queries inserts assignments with SQL that does not name it
+    control = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         constraints = [

@@ -135,9 +135,15 @@ def rounds_with_progress() -> list[RoundRow]:
     rounds = (
         Round.objects.select_related("item_set")
         .annotate(
-            n_assigned=Count("assignments", distinct=True),
-            n_done=Count("assignments", filter=Q(assignments__status="done"), distinct=True),
-            n_skipped=Count("assignments", filter=Q(assignments__status="skipped"), distinct=True),
+            n_assigned=Count("assignments", filter=Q(assignments__control=False), distinct=True),
+            n_done=Count(
+                "assignments", filter=Q(assignments__status="done", assignments__control=False), distinct=True
+            ),
+            n_skipped=Count(
+                "assignments",
+                filter=Q(assignments__status="skipped", assignments__control=False),
+                distinct=True,
+            ),
             n_pool=Count("pool", distinct=True),
         )
         .order_by("-created_at", "-pk")
@@ -156,7 +162,7 @@ def round_annotators(round_: Round) -> list[AnnotatorRow]:
     """Each annotator with work in the round or in its pool, with their done / skipped / pending."""
     counts = {
         row["annotator"]: row
-        for row in Assignment.objects.filter(round=round_)
+        for row in Assignment.objects.filter(round=round_, control=False)
         .values("annotator")
         .annotate(
             assigned=Count("pk"),

@@ -42,6 +42,7 @@ from annotator.services import (
     draft_discard,
     draft_save,
 )
+from annotator.signals import annotation_submitted
 from nsmcore.schema import SLOTS
 from rules.rulesets import active_rule_set
 
@@ -188,6 +189,7 @@ def annotate(request: HttpRequest, assignment_id: int) -> HttpResponse:
     except AnnotationInvalid as invalid:
         errors = invalid.errors
         return _page(request, assignment, values=values, errors=errors, base_version=loaded_at, status=400)
+    annotation_submitted.send(Annotation, assignment=assignment, annotation=annotation, request=request)
     if not annotation.changed:
         saved_at = timezone.localtime(annotation.updated_at)
         messages.info(

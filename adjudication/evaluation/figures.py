@@ -178,7 +178,7 @@ def evaluation_passes(round_: Round) -> list[EvalPass]:
     items, and gold when some of it is resolved."""
     out = []
     usernames = (
-        Assignment.objects.filter(round=round_, status=Assignment.Status.DONE)
+        Assignment.objects.filter(round=round_, status=Assignment.Status.DONE, control=False)
         .values_list("annotator__username", flat=True)
         .distinct()
         .order_by("annotator__username")
@@ -254,6 +254,7 @@ def pass_items(round_: Round, p: EvalPass, item_set: ItemSet | None = None) -> l
                 assignment__status=Assignment.Status.DONE,
                 assignment__annotator__username=p.name,
                 assignment__item__in=scope,
+                assignment__control=False,
             )
             .order_by("assignment__item_id")
             .values_list(
