@@ -16,7 +16,7 @@ from django.utils.translation import gettext_lazy
 from adjudication.evaluation.figures import EvaluationRequestError, item_set_named, options_from
 from adjudication.evaluation.parser import heldout_named
 from adjudication.models import Convention
-from annotator.models import Round
+from annotator.models import ItemSet, Round
 from annotator.search import search_field
 from nsmcore.schema import SLOT_BY_NAME, SLOT_NAMES, SLOTS
 
@@ -189,8 +189,24 @@ class AgreementQuery(forms.Form):
         help_text="intensity's agreement as an ordinal scale (the other slots are nominal)",
     )  # fmt: skip
 
+    item_set = forms.CharField(
+        required=False, max_length=100,
+        help_text="only the round's items in this item set (a queue's random share: unbiased figures)",
+    )  # fmt: skip
+
     def levels(self) -> dict[str, str]:
         return {"intensity": "ordinal"} if self.cleaned_data["intensity"] == "ordinal" else {}
+
+    def clean_item_set(self) -> ItemSet | None:
+        name = self.cleaned_data.get("item_set", "")
+        if not name:
+            return None
+        found = ItemSet.objects.filter(name=name).first()
+        if found is None:
+            raise forms.ValidationError(
+                _("item_set %(name)s: there is no item set of that name") % {"name": repr(name)}
+            )
+        return found
 
 
 class ConflictQuery(forms.Form):

@@ -58,9 +58,10 @@ def bench_import(crowd: Path, repeat: int = 5) -> dict:
     }
 
 
-def populate(n_items: int, n_annotators: int) -> dict:
+def populate(n_items: int, n_annotators: int, queue: bool = False) -> dict:
     """n_items items with predictions, one prefilled round over all of them, two annotators per
-    item among n_annotators; a logged-in session for the first annotator."""
+    item among n_annotators; a logged-in session for the first annotator. With ``queue``, the
+    round is served by a mixed learning queue, computed here (its time is reported)."""
     start = time.perf_counter()
     texts = [
         "I was ... when my sister came home.",
@@ -97,6 +98,13 @@ def populate(n_items: int, n_annotators: int) -> dict:
             mode=Round.Mode.PREFILLED,
             prefill_parser="bench",
         )
+    queued: dict = {}
+    if queue:
+        from learning.services import queue_compute, queue_policy_set
+
+        started = time.perf_counter()
+        result = queue_compute(policy=queue_policy_set(round_=round_, user=None, order="mixed"))
+        queued = {"queue_s": time.perf_counter() - started, "queue_moved": result.reordered}
     session_key = session_for(users[0])
     pending = list(
         Assignment.objects.filter(round=round_, annotator=users[0])
@@ -111,6 +119,7 @@ def populate(n_items: int, n_annotators: int) -> dict:
         "session": session_key,
         "assignment_ids": pending[:2000],
         "vendor": connection.vendor,
+        **queued,
     }
 
 
@@ -119,6 +128,6 @@ if __name__ == "__main__":
     if command == "import":
         print(json.dumps(bench_import(Path(sys.argv[2]))))
     elif command == "populate":
-        print(json.dumps(populate(int(sys.argv[2]), int(sys.argv[3]))))
+        print(json.dumps(populate(int(sys.argv[2]), int(sys.argv[3]), queue=sys.argv[4:] == ["queue"])))
     else:
         sys.exit(f"unknown command {command!r}")

@@ -6,6 +6,7 @@ and no two processes can return different analyses for one version."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +17,7 @@ from django.db.models import Count, Max, Q
 from django.utils.translation import gettext as _
 
 from adjudication.models import AgreementSnapshot
-from annotator.models import SLOT_FIELDS, Annotation, Assignment, Item, Round, text_in_field
+from annotator.models import SLOT_FIELDS, Annotation, Assignment, Item, ItemSet, Round, text_in_field
 from annotator.search import items_searched
 from annotator.versions import round_version
 from nsmcore.agreement import MISSING, AgreementReport, Conflicts, agreement, conflicts, flows, retention
@@ -78,6 +79,7 @@ def _encode(columns: list[tuple]) -> np.ndarray:
 def round_table(round_id: int) -> RoundTable:
     query = (
         Annotation.objects.filter(assignment__round_id=round_id, assignment__status=Assignment.Status.DONE)
+        .filter(assignment__control=False)  # control items (quality app) are not the round's work
         .order_by()
         .values_list("assignment__item_id", "assignment__annotator_id", *SLOT_FIELDS)
     )
@@ -97,19 +99,32 @@ def round_table(round_id: int) -> RoundTable:
     return RoundTable(round_id, item_ids, ids, [names[c] for c in ids], table)
 
 
-def round_analysis(round_: Round, *, levels: dict[str, str] | None = None) -> RoundAnalysis:
+def round_analysis(
+    round_: Round, *, levels: dict[str, str] | None = None, item_set: ItemSet | None = None
+) -> RoundAnalysis:
     """The round's analysis, computed once per version of its annotations and kept in the
     "analysis" cache under that version (read from the shared default cache), so what any process
-    returns is what a fresh computation of that version gives."""
+    returns is what a fresh computation of that version gives. With ``item_set``, only the round's
+    items in that set count (a learning queue's random share: figures unbiased for the round)."""
     levels = levels or {}
     version = _version(round_.pk)
     levels_key = ",".join(f"{slot}={level}" for slot, level in sorted(levels.items())) or "-"
-    key = f"nsm:round-analysis:{round_.pk}:{version}:{levels_key}"
+    members = None
+    subset = "-"
+    if item_set is not None:  # named by its members: a refilled set is another subset
+        members = np.sort(np.fromiter(item_set.members.values_list("item_id", flat=True), dtype=np.int64))
+        subset = hashlib.sha256(members.tobytes()).hexdigest()[:16]
+    key = f"nsm:round-analysis:{round_.pk}:{version}:{levels_key}:{subset}"
     store = caches[ANALYSIS_CACHE]
     found = store.get(key)
     if found is not None:
         return found
     data = round_table(round_.pk)
+    if members is not None:
+        keep = np.isin(data.item_ids, members)
+        data = RoundTable(
+            data.round_id, data.item_ids[keep], data.coder_ids, data.coder_names, data.table[keep]
+        )
     table = data.table if data.coders else np.zeros((0, 1, len(SLOTS)), np.int16)
     report = agreement(table, levels=levels, bootstrap=BOOTSTRAP if data.coders else 0, seed=SEED)
     analysis = RoundAnalysis(data, report, conflicts(table), levels)
@@ -176,7 +191,7 @@ class Submissions:
 def round_submissions(round_: Round) -> Submissions:
     """The round's assigned annotators and its submitted assignments (pages ask only when the
     analysis shows no submission, so the conflict pages of a large round never pay for it)."""
-    assignments = Assignment.objects.filter(round=round_)
+    assignments = Assignment.objects.filter(round=round_, control=False)
     names = sorted(
         assignments.order_by().values_list("annotator__username", flat=True).distinct(),
     )
@@ -295,7 +310,7 @@ def passes_for(round_: Round) -> list[Pass]:
     out = []
     for r in rounds:
         annotators = (
-            Assignment.objects.filter(round=r, status=Assignment.Status.DONE)
+            Assignment.objects.filter(round=r, status=Assignment.Status.DONE, control=False)
             .values_list("annotator_id", flat=True)
             .distinct()
             .order_by("annotator_id")
@@ -309,7 +324,7 @@ def passes_for(round_: Round) -> list[Pass]:
 def pass_rows(p: Pass) -> dict[int, tuple]:
     """item id -> the pass's twelve values."""
     annotations = Annotation.objects.filter(
-        assignment__round_id=p.round_id, assignment__status=Assignment.Status.DONE
+        assignment__round_id=p.round_id, assignment__status=Assignment.Status.DONE, assignment__control=False
     )
     if p.who == PARSER:
         rows = annotations.exclude(prefill=None).values_list("assignment__item_id", "prefill")
@@ -362,6 +377,7 @@ def anchoring(round_: Round) -> list[AnchoringRow]:
     rows = (
         Annotation.objects.filter(assignment__round=round_, assignment__status=Assignment.Status.DONE)
         .exclude(prefill=None)
+        .filter(assignment__control=False)
         .values_list("assignment__annotator__username", "prefill", *SLOT_FIELDS)
         .order_by("assignment__annotator__username")
     )
@@ -403,9 +419,9 @@ def blind_controls(round_: Round) -> list[tuple[Round, int]]:
     """The blind rounds that can be a control arm for ``round_``: those with submitted items in
     common with it, each with how many (in one query; ``arms`` compares the same items)."""
     done = Assignment.Status.DONE
-    mine = Assignment.objects.filter(round=round_, status=done).values("item_id")
+    mine = Assignment.objects.filter(round=round_, status=done, control=False).values("item_id")
     counts = dict(
-        Assignment.objects.filter(round__mode=Round.Mode.BLIND, status=done, item_id__in=mine)
+        Assignment.objects.filter(round__mode=Round.Mode.BLIND, status=done, item_id__in=mine, control=False)
         .exclude(round=round_)
         .values("round_id")
         .annotate(n=Count("item_id", distinct=True))

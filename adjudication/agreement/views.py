@@ -62,11 +62,13 @@ def _chart(report: AgreementReport) -> dict[str, Any]:
 @require_GET
 @require_role(ADJUDICATOR, ADMIN)
 def rounds(request: HttpRequest) -> HttpResponse:
-    done = Count("assignments", filter=Q(assignments__status=Assignment.Status.DONE))
+    done = Count(
+        "assignments", filter=Q(assignments__status=Assignment.Status.DONE, assignments__control=False)
+    )
     rows = [
         {"round": r, "done": r.done, "total": r.total}
         for r in Round.objects.select_related("item_set")
-        .annotate(done=done, total=Count("assignments"))
+        .annotate(done=done, total=Count("assignments", filter=Q(assignments__control=False)))
         .order_by("name")
     ]
     return render(request, "adjudication/rounds.html", {"rows": rows})
@@ -75,7 +77,13 @@ def rounds(request: HttpRequest) -> HttpResponse:
 def _agreement(request: HttpRequest, round_id: int) -> tuple[Round, AgreementQuery, RoundAnalysis | None]:
     round_ = get_object_or_404(Round, pk=round_id)
     query = AgreementQuery(request.GET)
-    return round_, query, round_analysis(round_, levels=query.levels()) if query.is_valid() else None
+    if not query.is_valid():
+        return round_, query, None
+    return (
+        round_,
+        query,
+        round_analysis(round_, levels=query.levels(), item_set=query.cleaned_data["item_set"]),
+    )
 
 
 @require_GET
@@ -94,6 +102,7 @@ def dashboard(request: HttpRequest, round_id: int) -> HttpResponse:
         "coders": analysis.data.coder_names,
         "ordinal": bool(analysis.levels),
         "submissions": None if analysis.data.coders else round_submissions(round_),
+        "subset": query.cleaned_data["item_set"],
     }
     return render(request, "adjudication/dashboard.html", context)
 
@@ -172,7 +181,9 @@ def conflicts_csv(request: HttpRequest, round_id: int) -> HttpResponse:
 @require_role(ADJUDICATOR, ADMIN)
 def item_view(request: HttpRequest, round_id: int, item_id: int) -> HttpResponse:
     round_ = get_object_or_404(Round, pk=round_id)
-    item = get_object_or_404(Item.objects.filter(assignments__round=round_).distinct(), pk=item_id)
+    item = get_object_or_404(
+        Item.objects.filter(assignments__round=round_, assignments__control=False).distinct(), pk=item_id
+    )
     annotations = list(
         Annotation.objects.filter(assignment__round=round_, assignment__item=item, assignment__status="done")
         .select_related("assignment__annotator")

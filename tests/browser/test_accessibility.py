@@ -93,12 +93,16 @@ def test_an_adjudicators_pages(page, live_server, submitted, adjudicator):
 
 
 def test_an_admins_pages(page, live_server, submitted, admin_user):
+    from learning.services import queue_compute, queue_policy_set
+
+    queue_compute(policy=queue_policy_set(round_=submitted, user=None, order="mixed", random_share=0.5))
     urls = [
         reverse(name, args=args)
         for name, args in (
             ("home", []), ("manage_import", []), ("manage_item_sets", []),
             ("manage_item_set", [submitted.item_set_id]), ("manage_rounds", []), ("manage_round_new", []),
             ("manage_round", [submitted.pk]), ("manage_users", []), ("jobs", []), ("exports", []),
+            ("learning_queue", [submitted.pk]),
         )
     ]  # fmt: skip
     check_pages(page, live_server, "dana", urls)
