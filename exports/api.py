@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import generics, serializers
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.permissions import IsAuthenticated
@@ -17,6 +17,7 @@ from exports.downloads import CONTENT_TYPES, export_file_response
 from exports.filters import ExportFilter
 from exports.forms import ExportForm, RawExportForm
 from exports.models import Export
+from exports.recipe import recipe_of
 from jobs.api import BAD, DENIED, NOT_FOUND, STARTED, FormStart, IsAdmin, absolute, form_in
 
 
@@ -39,21 +40,41 @@ class ExportOut(serializers.ModelSerializer):
     )
     scope = serializers.CharField(read_only=True)
     download = serializers.SerializerMethodField(help_text="absolute URL of the file's download")
+    hf_download = serializers.SerializerMethodField(
+        help_text="absolute URL of the zipped Hugging Face datasets folder; null when it has none"
+    )
 
     class Meta:
         model = Export
         fields = [
             "id", "kind", "job", "round", "scope", "created_by", "created_at", "filename", "bytes", "sha256",
-            "records", "lines", "verifier", "rule_set_version", "download",
+            "records", "lines", "verifier", "rule_set_version", "download", "hf_download",
         ]  # fmt: skip
 
     def get_download(self, export: Export) -> str:
         return absolute(self.context.get("request"), download_path(export))
 
+    def get_hf_download(self, export: Export) -> str | None:
+        if export.kind != Export.Kind.EMOEXPL or not export.hf_path.is_file():
+            return None
+        return absolute(self.context.get("request"), reverse("api_export_hf", args=[export.pk]))
+
 
 class ExportDetailOut(ExportOut):
+    recipe = serializers.SerializerMethodField(
+        help_text="how the archive was made (the manifest's recipe: exports.recipe); null: none recorded"
+    )
+    replay = serializers.SerializerMethodField(help_text="POST here to replay it (absolute URL)")
+
     class Meta(ExportOut.Meta):
-        fields = [*ExportOut.Meta.fields, "jsonl_sha256", "manifest"]
+        fields = [*ExportOut.Meta.fields, "jsonl_sha256", "manifest", "recipe", "replay"]
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_recipe(self, export: Export) -> dict | None:
+        return recipe_of(export)
+
+    def get_replay(self, export: Export) -> str:
+        return absolute(self.context.get("request"), reverse("api_export_replay", args=[export.pk]))
 
 
 @extend_schema(request=ExportIn, responses=STARTED)

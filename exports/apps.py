@@ -9,4 +9,5 @@ class ExportsConfig(AppConfig):
     verbose_name = "Exports"
 
     def ready(self) -> None:
-        from exports import export, raw_export  # noqa: F401  (register the two export kinds)
+        # register the two export kinds, and the export's Hugging Face datasets folder step
+        from exports import export, hf, raw_export  # noqa: F401

@@ -29,9 +29,11 @@ import nsmcore
 from adjudication.agreement.analysis import agreement_snapshot_save, agreement_summary
 from adjudication.gold.services import gold_sync
 from adjudication.models import Convention, GoldChange, GoldItem
+from annotator.events import event_send
 from annotator.models import Assignment, ItemSet, Round
 from contrasts.split import CONTRAST_NAME, export_split
 from exports.models import Export
+from exports.recipe import as_of_now, recipe_for_export
 from exports.records import Encodings, Tally, TierLists, batch_records, gold_batches
 from jobs.kinds import JobError, JobKind, Params, job_kind_register
 from jobs.models import Job
@@ -43,6 +45,9 @@ from verification.verify import WITHOUT_VERIFICATION, verifier_available, verifi
 
 SCHEMA_NAME = "record.schema.json"
 EXPORT = "export"
+#: what runs on a finished archive before its history row is written: (job, params, archive path).
+#: exports.hf adds the Hugging Face datasets folder (when params.hf), without this module importing it
+ARCHIVE_STEPS: list[Callable[[Job, ExportParams, Path], None]] = []
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,12 @@ class ExportParams(Params):
     verify: bool
     #: the NLI model asked for (a name or a local path; empty when not verifying)
     model: str = ""
+    #: also write a Hugging Face datasets folder, zipped beside the archive (exports.hf)
+    hf: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        # hf stored only when asked for: an export without the folder keeps the parameters it had
+        return {k: v for k, v in super().to_json().items() if k != "hf" or v}
 
     def validate(self) -> None:
         if self.model and not self.verify:
@@ -60,8 +71,9 @@ class ExportParams(Params):
 
 
 def export_start(
-    *, user, round_: Round | None = None, model: str = "", verify: bool = True, enqueue: bool = True
-) -> Job:
+    *, user, round_: Round | None = None, model: str = "", verify: bool = True, enqueue: bool = True,
+    hf: bool = False,
+) -> Job:  # fmt: skip
     """Create an export job for the whole gold corpus or one round's gold. With ``verify``, a
     model that cannot be there (no folder, a hub name not cached) is refused before the job
     exists; one that cannot be loaded fails the job, at once. Without ``verify``, lines carry no
@@ -84,7 +96,7 @@ def export_start(
         raise JobError(_("any round has no resolved gold item yet: nothing to export"))
     return job_create(
         EXPORT, user=user, item_set=None, round_=round_, key=f"export|{model or '-'}",
-        params=ExportParams(verify=verify, model=model), enqueue=enqueue,
+        params=ExportParams(verify=verify, model=model, hf=hf), enqueue=enqueue,
     )  # fmt: skip
 
 
@@ -146,6 +158,7 @@ def export_write(
     """Write the archive of the gold in ``folder``; returns (path, manifest), or None when stopped.
     Reads the database only (its writes are export_prepare's, before it): the same database (and
     verifier cache) always gives the same bytes."""
+    read_at = as_of_now()  # the recipe's moment: exports.replay rebuilds the history as of it
     rounds = _rounds(round_)
     gold = GoldItem.objects.filter(status=GoldItem.Status.RESOLVED)
     if round_ is not None:
@@ -175,7 +188,8 @@ def export_write(
         contrast, contrast_sets, contrast_pairs = export_split(set(gold.values_list("item_id", flat=True)))
         if contrast_pairs:
             pending.writer.add(CONTRAST_NAME, contrast)
-        as_of = GoldChange.objects.filter(gold__in=gold).aggregate(last=Max("at"))["last"]
+        changes = GoldChange.objects.filter(gold__in=gold, pk__lte=read_at.gold_change)
+        as_of = changes.aggregate(last=Max("at"))["last"]
         manifest = {
             "name": "EmoExpl",
             "format": emoexpl.FORMAT,
@@ -223,6 +237,14 @@ def export_write(
             },
             "contrast": {"sets": contrast_sets, "pairs": contrast_pairs},
             "citation": settings.NSM_EXPORT_CITATION,
+            # how it was made (exports.recipe); exports.replay rebuilds this manifest key by key
+            "recipe": recipe_for_export(
+                read_at=read_at,
+                round_=round_,
+                rounds=rounds,
+                rule_set=rule_set,
+                tier_sets={name for _, name in tally.tiers},
+            ),
         }
         pending.writer.add(emoexpl.MANIFEST_NAME, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
         pending.writer.add(emoexpl.CARD_NAME, emoexpl.dataset_card(manifest))
@@ -253,6 +275,8 @@ def run_export(job: Job, params: ExportParams) -> bool:
     if written is None:
         return False
     path, manifest = written
+    for step in ARCHIVE_STEPS:  # before the history row: a step that fails leaves no row
+        step(job, params, path)
     archive_sha = emoexpl.file_sha256(path)
     export = Export.objects.create(
         job=job, round=job.round, created_by=job.created_by, filename=path.name, bytes=path.stat().st_size,
@@ -261,6 +285,8 @@ def run_export(job: Job, params: ExportParams) -> bool:
         verifier=f"{verifier.model_id}@{verifier.revision}" if verifier else "",
         rule_set_version=manifest["rule_set"]["version"], manifest=manifest,
     )  # fmt: skip
+    ready = {"export": export.pk, "kind": export.kind, "job": job.pk, "round": export.round_id}
+    event_send("export.ready", {**ready, "file": export.filename, "sha256": export.sha256})  # webhooks
     Job.objects.filter(pk=job.pk).update(
         summary={"export": export.pk, "file": path.name, "records": export.records, "bytes": export.bytes}
     )

@@ -39,6 +39,14 @@ class ExportForm(forms.Form):
         label=gettext_lazy("Model"),
         help_text=gettext_lazy("NLI model name or local path; empty: NSM_VERIFIER_MODEL"),
     )
+    hf = forms.BooleanField(
+        required=False,
+        label=gettext_lazy("Also write a Hugging Face datasets folder"),
+        help_text=gettext_lazy(
+            "a zip beside the archive that datasets.load_dataset reads: gold, contrast and raw configs "
+            "with a dataset card"
+        ),
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -61,7 +69,11 @@ class ExportForm(forms.Form):
     def start(self, *, user) -> Job:
         data = self.cleaned_data
         return export_start(
-            user=user, round_=data["round"], model=data["model"].strip(), verify=data["verify"]
+            user=user,
+            round_=data["round"],
+            model=data["model"].strip(),
+            verify=data["verify"],
+            hf=data.get("hf", False),
         )
 
 

@@ -59,6 +59,12 @@ class Export(models.Model):
     def path(self):
         return Path(settings.NSM_EXPORT_DIR) / self.filename
 
+    @property
+    def hf_path(self):
+        """The archive's Hugging Face datasets folder, zipped beside it (exports.hf); it exists
+        only when the export was asked for one."""
+        return self.path.with_name(self.path.stem + "-hf.zip")
+
 
 class VerifiedLines(models.Model):
     """The export's cache: the verified lines of one gold construal as checked by one model at

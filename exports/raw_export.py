@@ -35,6 +35,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 import nsmcore
+from annotator.events import event_send
 from annotator.models import SLOT_FIELDS, AnnotationRevision, Assignment, ParserPrediction, Round
 from exports.export import _slug, export_result_path
 from exports.models import Export
@@ -105,7 +106,9 @@ def revisions_of(round_: Round):
     revision first, as value tuples (``_FIELDS``). The JSON fields come as their text: the
     export decodes (and routes) each distinct text once, since revisions repeat them."""
     return (
-        AnnotationRevision.objects.filter(annotation__assignment__round=round_)
+        AnnotationRevision.objects.filter(
+            annotation__assignment__round=round_, annotation__assignment__control=False
+        )
         .annotate(
             slots_text=Cast("slots", TextField()),
             flags_text=Cast("flags", TextField()),
@@ -338,6 +341,8 @@ def run_raw_export(job: Job, params: RawExportParams) -> bool:
         bytes=out.bytes, sha256=sha, jsonl_sha256=sha if params.format == "jsonl" else "", records=rows,
         rule_set_version=rule_set.version, manifest=manifest,
     )  # fmt: skip
+    ready = {"export": export.pk, "kind": export.kind, "job": job.pk, "round": export.round_id}
+    event_send("export.ready", {**ready, "file": export.filename, "sha256": export.sha256})  # webhooks
     Job.objects.filter(pk=job.pk).update(
         summary={"export": export.pk, "file": export.filename, "records": rows, "bytes": export.bytes}
     )

@@ -13,6 +13,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotator.models import Round
 from exports.export import export_start
+from exports.hf_command import hf_arguments, hf_carry_out, hf_plan
 from exports.models import Export
 from jobs.kinds import JobError
 from jobs.models import Job
@@ -32,8 +33,10 @@ class Command(BaseCommand):
         )
         parser.add_argument("--out", type=Path, help="also copy the archive to this file or folder")
         parser.add_argument("--background", action="store_true", help="queue for the worker and return")
+        hf_arguments(parser)  # --hf-folder, --format, --license, --push-to-hub, --private (exports.hf)
 
     def handle(self, *args, **options):
+        plan = hf_plan(options)  # bad Hugging Face options exit 2 before the export runs
         round_ = None
         if options["round"]:
             round_ = Round.objects.filter(name=options["round"]).first()
@@ -65,3 +68,4 @@ class Command(BaseCommand):
             f"{export.records} records, {export.lines} lines in {where} "
             f"({export.bytes} bytes, sha256 {export.sha256})"
         )
+        hf_carry_out(self, export, plan)
