@@ -22,6 +22,7 @@ from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
+from annotator.events import event_send
 from annotator.models import Item
 from annotator.queries import items_copy, items_insert_many
 from nsmcore import jsonio
@@ -475,6 +476,10 @@ def items_import(
             # they are present now (reused, as on a second import of the file) or conflicting.
             plan = _checked_plan(data, fmt, source, expected)
             _insert(plan.new, source)
+        if plan.new:  # webhooks: item_set.imported (annotator.events)
+            event_send(
+                "item_set.imported", {"source": source, "rows": len(plan.rows), "created": len(plan.new)}
+            )
     return ImportReport(
         rows=len(plan.rows),
         created=len(plan.new),

@@ -15,6 +15,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 import nsmcore
+from annotator.events import round_completed_check
 from annotator.imports import unstorable_text
 from annotator.models import (
     FLAGS,
@@ -535,6 +536,7 @@ def annotation_submit(
             round_changed(assignment.round_id)
     except (IntegrityError, _Lost):
         raise StaleSave(_fresh(assignment)) from None
+    round_completed_check(assignment=assignment)  # webhooks: round.completed when none is left
     assignment.status = Assignment.Status.DONE
     annotation.changed = True
     return annotation

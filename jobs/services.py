@@ -19,6 +19,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from annotator.events import event_send
 from annotator.models import ItemSet, Round
 from jobs.heartbeat import Heartbeat, heartbeat_lost, runner_name
 from jobs.kinds import DEFAULT_QUEUE, JobError, Params, job_kind
@@ -149,11 +150,13 @@ def _finish(
     """End the job if it is in one of ``from_``; with ``runner``, only if that run still holds it
     (a run that lost its job to another worker must not end the other's work)."""
     held = {} if runner is None else {"runner": runner}
-    return bool(
-        Job.objects.filter(pk=job_id, status__in=from_, **held).update(
-            status=status, error=error, finished_at=timezone.now()
-        )
+    ended = Job.objects.filter(pk=job_id, status__in=from_, **held).update(
+        status=status, error=error, finished_at=timezone.now()
     )
+    if ended and status in (Job.Status.DONE, Job.Status.FAILED):  # webhooks: job.finished (annotator.events)
+        kind = Job.objects.filter(pk=job_id).values_list("kind", flat=True).first()
+        event_send("job.finished", {"job": job_id, "kind": kind, "status": status, "error": error[:2000]})
+    return bool(ended)
 
 
 def job_run(job_id: int) -> None:

@@ -31,6 +31,7 @@ from adjudication.gold.review_marks import (
 )
 from adjudication.models import Convention, GoldChange, GoldConstrual, GoldItem, Vote
 from adjudication.queries import json_key_set, rows_insert, rows_update
+from annotator.events import event_send
 from annotator.models import Assignment, Item, Round
 from annotator.versions import round_version
 from nsmcore.mapper import route_batch
@@ -175,6 +176,8 @@ def convention_vote(*, user, convention: Convention, approve: bool, comment: str
                 )
             status = Convention.Status.ACCEPTED if accepted else Convention.Status.REJECTED
             Convention.objects.filter(pk=convention.pk).update(status=status, decided_at=timezone.now())
+            decided = {"label": convention.label, "slot": convention.slot, "chosen": convention.chosen}
+            event_send("convention.decided", {"convention": convention.pk, "status": status, **decided})
             if not accepted:
                 unmark_revision(convention)
     convention.refresh_from_db()
@@ -553,6 +556,8 @@ def gold_resolve(
         gold.save()
         after = {"slots": slots, "second": _second_slots(gold), "label": first.label}
         GoldChange.objects.create(gold=gold, who=user, before=before, after=after, why=why)
+        event = {"gold": gold.pk, "item": gold.item_id, "round": gold.round_id, "by": user.get_username()}
+        event_send("gold.resolved", {**event, **after})  # webhooks (annotator.events)
     return gold
 
 

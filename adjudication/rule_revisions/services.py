@@ -22,6 +22,7 @@ from django.utils.translation import gettext as _
 import nsmcore
 from adjudication.gold.services import vote_outcome
 from adjudication.models import GoldChange, GoldConstrual, GoldItem
+from annotator.events import event_send
 from annotator.models import Item, ItemSet, ParserPrediction
 from nsmcore.evaluation_report import Proportion
 from nsmcore.mapper import RuleSetError, route_batch
@@ -397,6 +398,8 @@ def revision_activate(
             version=version, previous=previous, by=user, how=how, rerouted=rerouted, changed=changed
         )
         forget_active_rule_set()
+        activated = {"version": version.version, "hash": version.content_hash, "how": how, "changed": changed}
+        event_send("rule_set.activated", {**activated, "previous": previous.version if previous else None})
     version.refresh_from_db()
     return activation
 
