@@ -20,6 +20,7 @@ class AnnotatorConfig(AppConfig):
         post_migrate.connect(_forget_cached_versions, sender=self, dispatch_uid="annotator-forget-cache")
         from django.contrib.auth import get_user_model
 
+        from annotator import sso  # noqa: F401  (registers its system checks)
         from annotator.auth import forget_regrouped_users, forget_saved_user
 
         user = get_user_model()

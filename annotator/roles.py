@@ -105,6 +105,7 @@ class IsMember(BasePermission):
 OPEN_WITHOUT_ROLE = frozenset({
     "home", "logout", "login", "password_change", "password_change_done", "password_reset",
     "password_reset_done", "password_reset_confirm", "password_reset_complete",
+    "oidc_authentication_init", "oidc_authentication_callback",  # logging in again (annotator.sso)
 })  # fmt: skip
 
 
