@@ -36,6 +36,8 @@ BENCHMARKS = [
     "jobs",
     "api_import",
     "search",
+    "queue",
+    "profiles",
     "load",
 ]
 

@@ -18,8 +18,8 @@ from config.env import ConfigError
 #: the apps whose commands need the database as the migrations leave it (server's runapp and serve
 #: start processes, which report the database themselves)
 PROJECT_APPS = (
-    "annotator", "registry", "predictions", "adjudication", "contrasts", "verification", "training",
-    "exports",
+    "annotator", "registry", "predictions", "adjudication", "discussion", "profiles", "contrasts",
+    "verification", "training", "learning", "quality", "exports", "webhooks",
 )  # fmt: skip
 NOT_MIGRATED = "the database is not migrated: run `python manage.py migrate`"
 

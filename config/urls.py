@@ -18,10 +18,15 @@ urlpatterns = [
     path("", include("jobs.urls")),
     path("", include("predictions.urls")),
     path("", include("adjudication.urls")),
+    path("", include("discussion.urls")),
+    path("", include("profiles.urls")),
     path("", include("contrasts.urls")),
     path("", include("verification.urls")),
     path("", include("training.urls")),
+    path("", include("learning.urls")),
+    path("", include("quality.urls")),
     path("", include("exports.urls")),
+    path("", include("webhooks.urls")),
     path("", include("registry.urls")),
     # the /rules/ space in one place: the active rule set (rules) and its revisions (adjudication)
     path("rules/", include("rules.urls")),
@@ -32,6 +37,7 @@ urlpatterns = [
     # the rest of Django's account views: changing one's password, and a reset link sent by mail
     # (NSM_EMAIL_BACKEND: the console in development; docs/admin.md)
     path("accounts/", include("django.contrib.auth.urls")),
+    path("oidc/", include("mozilla_django_oidc.urls")),  # single sign-on (annotator.sso), when configured
     # the language switch (set_language) and the scripts' strings in the page's language
     path("i18n/", include("django.conf.urls.i18n")),
     path("jsi18n/", JavaScriptCatalog.as_view(), name="javascript_catalog"),

@@ -55,10 +55,15 @@ INSTALLED_APPS = [
     "jobs",  # the machinery of background jobs; each app below registers its kinds
     "predictions",
     "adjudication",
+    "discussion",  # threaded comments on items
+    "profiles",  # annotator profiles and digests
     "contrasts",  # minimal pairs: versioned sets, scored per parser
     "verification",
     "training",
+    "learning",  # the learning queue: the order a round serves its items, retraining its parser
+    "quality",  # control items, abandoned work, the too-fast nudge
     "exports",
+    "webhooks",  # signed deliveries of the apps' events to registered URLs
     "server",  # serve and runapp: the processes of every app above (server/)
 ]
 
@@ -111,6 +116,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "annotator.context_processors.roles",
+                "annotator.sso.login_options",  # the login page's single sign-on button
             ],
         },
     },
@@ -167,6 +173,33 @@ AXES_CLIENT_IP_CALLABLE = "annotator.login_limits.client_address"
 AXES_LOCKOUT_CALLABLE = "annotator.login_limits.locked_out"
 AXES_VERBOSE = False
 NSM_PROXY_COUNT = env_int("NSM_PROXY_COUNT", 0)
+AXES_WHITELIST_CALLABLE = "annotator.sso.axes_exempt"  # the SSO callback sends no password
+AXES_HANDLER = "annotator.sso.AxesHandler"  # and its success does not clear its address's failures
+
+# Single sign-on through the institute's OpenID Connect provider (annotator.sso, docs/sso.md): on
+# when NSM_OIDC_CLIENT_ID is set, beside the local passwords; `manage.py check` refuses half of it.
+NSM_OIDC_CLIENT_ID = env_str("NSM_OIDC_CLIENT_ID", "")
+NSM_OIDC_CLIENT_SECRET = env_str("NSM_OIDC_CLIENT_SECRET", "")
+NSM_OIDC_PROVIDER_NAME = env_str("NSM_OIDC_PROVIDER_NAME", "")  # the button: "Log in with <name>"
+NSM_OIDC_DISCOVERY_URL = env_str("NSM_OIDC_DISCOVERY_URL", "")  # .../.well-known/openid-configuration
+NSM_OIDC_AUTHORIZATION_ENDPOINT = env_str("NSM_OIDC_AUTHORIZATION_ENDPOINT", "")  # these five: instead
+NSM_OIDC_TOKEN_ENDPOINT = env_str("NSM_OIDC_TOKEN_ENDPOINT", "")  # of discovery, or over what it says
+NSM_OIDC_USERINFO_ENDPOINT = env_str("NSM_OIDC_USERINFO_ENDPOINT", "")
+NSM_OIDC_JWKS_ENDPOINT = env_str("NSM_OIDC_JWKS_ENDPOINT", "")
+NSM_OIDC_ISSUER = env_str("NSM_OIDC_ISSUER", "")
+NSM_OIDC_SCOPES = env_str("NSM_OIDC_SCOPES", "openid email profile")
+NSM_OIDC_SIGN_ALGO = env_choice(
+    "NSM_OIDC_SIGN_ALGO", "RS256", ("RS256", "RS384", "RS512", "ES256", "ES384", "ES512", "HS256")
+)
+NSM_OIDC_USERNAME_CLAIM = env_str("NSM_OIDC_USERNAME_CLAIM", "preferred_username")  # else the email
+NSM_OIDC_ROLE_CLAIM = env_list("NSM_OIDC_ROLE_CLAIM", ["groups", "roles"])  # dotted: realm_access.roles
+NSM_OIDC_ROLE_MAP = env_str("NSM_OIDC_ROLE_MAP", "")  # nsm-admins=admin,nsm-staff=adjudicator,*=annotator
+NSM_OIDC_CREATE_USERS = env_bool("NSM_OIDC_CREATE_USERS", True)
+NSM_OIDC_TIMEOUT = env_int("NSM_OIDC_TIMEOUT", 10)
+OIDC_AUTHENTICATE_CLASS = "annotator.sso.Authenticate"
+OIDC_CALLBACK_CLASS = "annotator.sso.Callback"
+if NSM_OIDC_CLIENT_ID:
+    AUTHENTICATION_BACKENDS.append("annotator.sso.SSOBackend")
 if AXES_FAILURE_LIMIT < 1 or AXES_COOLOFF_TIME.total_seconds() < 60 or NSM_PROXY_COUNT < 0:
     raise ConfigError(
         "NSM_LOGIN_FAILURES and NSM_LOGIN_LOCKOUT_MINUTES must be at least 1, NSM_PROXY_COUNT at least 0"

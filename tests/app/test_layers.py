@@ -1,5 +1,6 @@
 """The house's floors: nsmcore at the ground, then rules, annotator, registry, the jobs machinery,
-the feature apps (predictions, adjudication, contrasts, verification, training, exports) and
+the feature apps (predictions, adjudication, discussion, profiles, contrasts, verification,
+training, learning, quality, exports, webhooks) and
 server (running the processes); a module imports only from its own floor
 or below (inside functions too), and no modules import each other in a circle."""
 
@@ -11,8 +12,9 @@ from pathlib import Path
 from django.conf import settings
 
 LAYERS = (
-    "nsmcore", "rules", "annotator", "registry", "jobs", "predictions", "adjudication", "contrasts",
-    "verification", "training", "exports", "server",
+    "nsmcore", "rules", "annotator", "registry", "jobs", "predictions", "adjudication", "discussion",
+    "profiles", "contrasts", "verification", "training", "learning", "quality", "exports", "webhooks",
+    "server",
 )  # fmt: skip
 
 

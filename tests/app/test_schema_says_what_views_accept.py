@@ -29,6 +29,7 @@ def test_request_bodies_are_documented_as_json_and_an_upload_as_multipart_with_a
         if "requestBody" in op
     }
     assert media.pop(("POST", "/api/imports/")) == ["multipart/form-data"]
+    assert media.pop(("POST", "/api/exports/replay/")) == ["multipart/form-data"]  # an archive
     assert media and set(map(tuple, media.values())) == {("application/json",)}
     upload = schema["components"]["schemas"]["ImportIn"]["properties"]["file"]
     assert upload["format"] == "binary"

@@ -352,6 +352,16 @@ CONSTRAINTS = {
     ),
     "GET /api/rounds/{round_id}/evaluation/": "compare is not pass; swap's emotions differ and are rules",
     "GET /api/rounds/{round_id}/flows/": "a and b are two different passes of the round",
+    "POST /api/exports/replay/": "an EmoExpl archive (the zip an export writes) this database can date",
+    "POST /api/items/{id}/comments/": "round is a round of the item; reply_to a comment on it the user reads",
+    "GET /api/profiles/": "round names a human round with submitted work",
+    "GET /api/profiles/{username}/": "round names a human round with submitted work",
+    "PATCH /api/rounds/{round_id}/quality/": "control_source names another round of the tool",
+    "POST /api/rounds/{round_id}/quality/controls/": "control_source names another round with resolved gold",
+    "PUT /api/rounds/{round_id}/queue/": "parser has predictions for the round's items",
+    "POST /api/rounds/{round_id}/queue/retrain/": "the round has a queue and resolved gold",
+    "POST /api/rounds/{round_id}/queue/recompute/": "the round has a queue",
+    "POST /api/rounds/{round_id}/queue/simulate/": "the round has enough resolved gold with reference labels",
 }
 ACCEPTED_WITH_400 = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
 

@@ -169,7 +169,8 @@ def test_a_job_of_a_kind_nobody_registered_fails_with_the_kind_named(db):
     job_run(job.pk)
     job.refresh_from_db()
     assert job.status == "failed"
-    assert job.error.startswith("unknown job kind 'distil'; kinds: export, prefill, rawexport, train, verify")
+    kinds = "export, prefill, ranking, rawexport, retrain, simulate, train, verify"
+    assert job.error.startswith(f"unknown job kind 'distil'; kinds: {kinds}")
 
 
 def test_params_are_checked_when_built_with_the_field_named(count_kind):
