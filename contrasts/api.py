@@ -10,7 +10,6 @@ from typing import Any
 
 from django.core.validators import RegexValidator
 from django.shortcuts import get_object_or_404
-from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field
@@ -22,7 +21,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from adjudication.api_common import SlotValues
-from annotator.api_fields import Flag, Text, Whole, printable
+from annotator.api_fields import Flag, Text, Whole, read_body
 from annotator.filters import MAX_ID
 from annotator.roles import ADJUDICATOR, ADMIN, HasRole
 from contrasts.models import NAME_PATTERN, MinimalPair, PairSet
@@ -174,19 +173,6 @@ class PairIn(serializers.Serializer):
         return fields
 
 
-def _read(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any] | Response:
-    """The body's values, or the 400 naming each unknown or bad field."""
-    if not isinstance(request.data, dict):
-        return Response({"detail": _("expected a JSON object")}, status=status.HTTP_400_BAD_REQUEST)
-    data = serializer_class(data=request.data)
-    unknown = sorted(printable(str(k)) for k in set(request.data) - set(data.fields))
-    if unknown:
-        return Response({k: [_("unknown field")] for k in unknown}, status=status.HTTP_400_BAD_REQUEST)
-    if not data.is_valid():
-        return Response(data.errors, status=status.HTTP_400_BAD_REQUEST)
-    return data.validated_data
-
-
 CONFLICT = OpenApiResponse(
     description="the set's state refuses it now (frozen, already frozen, not the newest)"
 )
@@ -206,7 +192,7 @@ class PairSetList(_View):
         description="Version 1 of a new set, open.",
     )
     def post(self, request: Request) -> Response:
-        values = _read(PairSetIn, request)
+        values = read_body(PairSetIn, request)
         if isinstance(values, Response):
             return values
         made = pair_set_create(user=request.user, **values)
@@ -254,7 +240,7 @@ class PairList(_View):
     )
     def post(self, request: Request, set_id: int) -> Response:
         pair_set = _set(set_id)
-        values = _read(PairIn, request)
+        values = read_body(PairIn, request)
         if isinstance(values, Response):
             return values
         values["from_values"] = values.pop("from")

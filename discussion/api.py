@@ -21,7 +21,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
-from annotator.api_fields import Text, Whole, printable
+from annotator.api_fields import Text, Whole, read_body
 from annotator.filters import MAX_ID
 from annotator.models import Item
 from discussion.models import BODY_MAX, Comment, Notification
@@ -126,19 +126,6 @@ class CommentEditIn(serializers.Serializer):
     body = CommentBody()
 
 
-def _read(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any] | Response:
-    """The body's values, or the 400 naming each unknown or bad field."""
-    if not isinstance(request.data, dict):
-        return Response({"detail": _("expected a JSON object")}, status=status.HTTP_400_BAD_REQUEST)
-    data = serializer_class(data=request.data)
-    unknown = sorted(printable(str(k)) for k in set(request.data) - set(data.fields))
-    if unknown:
-        return Response({k: [_("unknown field")] for k in unknown}, status=status.HTTP_400_BAD_REQUEST)
-    if not data.is_valid():
-        return Response(data.errors, status=status.HTTP_400_BAD_REQUEST)
-    return data.validated_data
-
-
 WHOLE = re.compile(r"^[0-9]{1,19}$")
 
 
@@ -207,7 +194,7 @@ class CommentList(_View):
     )
     def post(self, request: Request, pk: int) -> Response:
         item, _reader = _discussion(request.user, pk)
-        values = _read(CommentIn, request)
+        values = read_body(CommentIn, request)
         if isinstance(values, Response):
             return values
         comment = comment_post(
@@ -247,7 +234,7 @@ class CommentDetail(_View):
     )
     def patch(self, request: Request, pk: int) -> Response:
         comment = _comment(request.user, pk)
-        values = _read(CommentEditIn, request)
+        values = read_body(CommentEditIn, request)
         if isinstance(values, Response):
             return values
         comment_edit(user=request.user, comment=comment, body=values["body"])

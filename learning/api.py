@@ -19,7 +19,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
-from annotator.api_fields import Text, Whole, printable
+from annotator.api_fields import Text, Whole, read_body
 from annotator.models import Round
 from annotator.roles import ADJUDICATOR, ADMIN, HasRole
 from jobs.models import Job
@@ -99,18 +99,6 @@ class QueueJobOut(serializers.Serializer):
     url = serializers.CharField(help_text="the job's API address, to follow its progress")
 
 
-def _read(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any] | Response:
-    if not isinstance(request.data, dict):
-        return Response({"detail": _("expected a JSON object")}, status=status.HTTP_400_BAD_REQUEST)
-    data = serializer_class(data=request.data)
-    unknown = sorted(printable(str(k)) for k in set(request.data) - set(data.fields))
-    if unknown:
-        return Response({k: [_("unknown field")] for k in unknown}, status=status.HTTP_400_BAD_REQUEST)
-    if not data.is_valid():
-        return Response(data.errors, status=status.HTTP_400_BAD_REQUEST)
-    return data.validated_data
-
-
 def _job(job: Job) -> Response:
     return Response(
         QueueJobOut(
@@ -167,7 +155,7 @@ class QueueDetail(_View):
     )
     def put(self, request: Request, round_id: int) -> Response:
         round_ = get_object_or_404(Round, pk=round_id)
-        values = _read(QueueIn, request)
+        values = read_body(QueueIn, request)
         if isinstance(values, Response):
             return values
         with transaction.atomic():
@@ -211,7 +199,7 @@ class QueueSimulate(_View):
     )
     def post(self, request: Request, round_id: int) -> Response:
         round_ = get_object_or_404(Round, pk=round_id)
-        values = _read(SimulateIn, request)
+        values = read_body(SimulateIn, request)
         if isinstance(values, Response):
             return values
         return _job(job_simulate_start(user=request.user, round_=round_, **values))

@@ -6,10 +6,7 @@ written either way. Pinging or re-sending through an inactive hook is a 409."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.shortcuts import get_object_or_404
-from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import generics, serializers, status
@@ -19,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
-from annotator.api_fields import Flag, Text, printable
+from annotator.api_fields import Flag, Text, read_body
 from annotator.roles import ADMIN, HasRole
 from webhooks.models import ALL, EVENTS, URL_MAX, URL_PATTERN, Delivery, Webhook
 from webhooks.selectors import webhook_deliveries, webhooks_listed
@@ -128,19 +125,6 @@ class WebhookChangeIn(WebhookIn):
     active = Flag(required=False)
 
 
-def _read(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any] | Response:
-    """The body's values, or the 400 naming each unknown or bad field."""
-    if not isinstance(request.data, dict):
-        return Response({"detail": _("expected a JSON object")}, status=status.HTTP_400_BAD_REQUEST)
-    data = serializer_class(data=request.data)
-    unknown = sorted(printable(str(k)) for k in set(request.data) - set(data.fields))
-    if unknown:
-        return Response({k: [_("unknown field")] for k in unknown}, status=status.HTTP_400_BAD_REQUEST)
-    if not data.is_valid():
-        return Response(data.errors, status=status.HTTP_400_BAD_REQUEST)
-    return data.validated_data
-
-
 def _hook(pk: int) -> Webhook:
     return get_object_or_404(Webhook.objects.select_related("created_by"), pk=pk)
 
@@ -159,7 +143,7 @@ class WebhookList(_View):
         description="Register a hook. The answer holds its secret, which no later answer shows.",
     )
     def post(self, request: Request) -> Response:
-        values = _read(WebhookIn, request)
+        values = read_body(WebhookIn, request)
         if isinstance(values, Response):
             return values
         hook = webhook_create(user=request.user, **values)
@@ -179,7 +163,7 @@ class WebhookDetail(_View):
     )
     def patch(self, request: Request, pk: int) -> Response:
         hook = _hook(pk)
-        values = _read(WebhookChangeIn, request)
+        values = read_body(WebhookChangeIn, request)
         if isinstance(values, Response):
             return values
         webhook_update(webhook=hook, **values)
