@@ -5,6 +5,8 @@ on PostgreSQL and on SQLite, with the same client.
     python benchmarks/run.py load                                  # 50 annotators x 60 s, both databases
     python benchmarks/bench_load.py --users 10 --seconds 10        # a short run, results not written
     python benchmarks/bench_load.py --databases postgres --workers 5 --write
+    python benchmarks/bench_load.py --databases postgres --hooks 5 --write --results load_hooks
+                                                                   # with webhooks registered (issue 28)
 
 Set-up, each database fresh: migrate; the annotators, each with a logged-in session made directly
 in the database (no password hashing) and more assignments of one prefilled round than they can do
@@ -269,7 +271,7 @@ def check_writes(saved: list[tuple[int, int, str]], stored: list[list[Any]]) -> 
 
 
 def load(
-    kind: str, *, users: int, seconds: float, workers: int, admin_url: str, think_ms: int = 0
+    kind: str, *, users: int, seconds: float, workers: int, admin_url: str, think_ms: int = 0, hooks: int = 0
 ) -> dict[str, Any] | None:
     """One run on a fresh database: the figures' raw material."""
     folder = ROOT / "var" / "bench" / f"load-{os.getpid()}-{uuid.uuid4().hex[:6]}"
@@ -287,7 +289,7 @@ def load(
         )
         # More than they can do: all of them together save well under 250 items a second here.
         per_user = 50 + int(seconds * 250 / users)
-        setup = _inside(env, "populate", str(users), str(per_user))
+        setup = _inside(env, "populate", str(users), str(per_user), str(hooks))
         server = Server(env, folder, workers)
         server.wait_ready()
         tally = Tally()
@@ -324,6 +326,7 @@ def load(
             "seconds": round(elapsed, 1),
             "workers": workers,
             "think_ms": think_ms,
+            "hooks": hooks,
             "requests": sum(tally.statuses.values()),
             # Little's law: with no pause between requests, the mean latency is the annotators
             # over the throughput, whatever the server; below it only a faster request goes.
@@ -370,6 +373,9 @@ def figures_of(result: dict[str, Any]) -> list[dict]:
         # a paced run is another measurement, not this one's: its figures are named apart
         kind = f"{kind}, {result['think_ms']} ms between items"
         label = f"{label}, {result['think_ms']} ms between items"
+    if result.get("hooks"):
+        kind = f"{kind}, {result['hooks']} webhooks to a dead address"
+        label = f"{label}, {result['hooks']} webhooks to a dead address"
     out = []
     for name in ("fetch", "submit"):
         if name in lat:
@@ -438,6 +444,7 @@ def run(
     admin_url: str = PG_ADMIN,
     databases: tuple[str, ...] = ("postgres", "sqlite"),
     think_ms: int = 0,
+    hooks: int = 0,
 ) -> list[dict]:
     if quick:
         users, seconds = min(users, 10), min(seconds, 10)
@@ -450,6 +457,7 @@ def run(
             workers=workers or default_workers(),
             admin_url=admin_url,
             think_ms=think_ms,
+            hooks=hooks,
         )
         if result is None:
             continue
@@ -474,6 +482,9 @@ def main() -> int:
     )
     parser.add_argument("--databases", default="postgres,sqlite", help="postgres, sqlite or both")
     parser.add_argument("--think-ms", type=int, default=0, help="pause of each annotator between items")
+    parser.add_argument(
+        "--hooks", type=int, default=0, help="webhooks registered for every event (dead address)"
+    )
     parser.add_argument("--write", action="store_true", help="write benchmarks/results/RESULTS.json")
     parser.add_argument(
         "--results", default="load", help="the results file's name (default load; a paced run: load_paced)"
@@ -486,6 +497,7 @@ def main() -> int:
         admin_url=args.database_url,
         databases=tuple(args.databases.split(",")),
         think_ms=args.think_ms,
+        hooks=args.hooks,
     )
     missed = 0
     for f in figures:

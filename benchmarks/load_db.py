@@ -28,9 +28,10 @@ def _django() -> None:
     django.setup()
 
 
-def populate(users: int, per_user: int) -> dict[str, Any]:
+def populate(users: int, per_user: int, hooks: int = 0) -> dict[str, Any]:
     """``users`` annotators with ``per_user`` assignments each in one prefilled round, and a
-    session for each. Printed as JSON for the client."""
+    session for each; with ``hooks``, that many webhooks registered for every event, at an address
+    nothing answers (issue 28: a dead endpoint must not slow anyone). Printed as JSON for the client."""
     _django()
     from django.contrib.auth.models import Group, User
     from django.db import transaction
@@ -72,7 +73,13 @@ def populate(users: int, per_user: int) -> dict[str, Any]:
             annotators_per_item=per_item,
         )
     sessions = {person.username: session_for(person) for person in people}
+    if hooks:
+        from webhooks.services import webhook_create
+
+        for _ in range(hooks):
+            webhook_create(user=None, url="http://127.0.0.1:9/hook", events=["*"])
     return {
+        "hooks": hooks,
         "sessions": sessions,
         "assignments": Assignment.objects.filter(round__name=ROUND).count(),
         "items": item_set.size,
@@ -92,7 +99,7 @@ def revisions() -> list[list[Any]]:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["populate"]:
-        print(json.dumps(populate(int(sys.argv[2]), int(sys.argv[3]))))
+        print(json.dumps(populate(int(sys.argv[2]), int(sys.argv[3]), int((sys.argv[4:] or ["0"])[0]))))
     elif sys.argv[1:2] == ["revisions"]:
         print(json.dumps(revisions()))
     else:
