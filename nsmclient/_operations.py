@@ -7,6 +7,7 @@ its TypedDict (bytes for a file, None for an empty answer). ``nsmclient.Client``
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from os import PathLike
 from typing import IO, Any, Generic, Literal, NotRequired, TypedDict, TypeVar
@@ -1639,9 +1640,10 @@ PaginatedRoundListOutList = Page[RoundListOut]
 ValidationError = dict[str, list[Any] | dict[str, Any]]
 
 
-class Operations:
+class Operations(ABC):
     """The API's operations. ``_call`` sends one (nsmclient.client.Client implements it)."""
 
+    @abstractmethod
     def _call(
         self,
         method: str,
@@ -1655,7 +1657,7 @@ class Operations:
         files: tuple[str, ...] = (),
         binary: bool = False,
     ) -> Any:
-        raise NotImplementedError
+        """Send one request and read its answer (the client's transport, errors and retries)."""
 
     def assignments_list(
         self,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import time
+from abc import abstractmethod
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar, Unpack
@@ -42,8 +43,9 @@ class Flows(Operations):
     retries: int = 3
     max_wait: float = 60.0
 
+    @abstractmethod
     def _save(self, url: str, to: str | os.PathLike[str]) -> Path:
-        raise NotImplementedError
+        """Stream a download to ``to``, shown there only once complete (nsmclient.client.Client)."""
 
     # --- admins -----------------------------------------------------------------------------------
 

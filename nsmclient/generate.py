@@ -71,9 +71,10 @@ class Page(TypedDict, Generic[T]):
 
 OPERATIONS_CLASS = '''
 
-class Operations:
+class Operations(ABC):
     """The API's operations. ``_call`` sends one (nsmclient.client.Client implements it)."""
 
+    @abstractmethod
     def _call(
         self,
         method: str,
@@ -87,7 +88,7 @@ class Operations:
         files: tuple[str, ...] = (),
         binary: bool = False,
     ) -> Any:
-        raise NotImplementedError
+        """Send one request and read its answer (the client's transport, errors and retries)."""
 '''
 
 
@@ -509,6 +510,7 @@ def _imports(text: str) -> str:
     literal = "Literal, " if "Literal[" in text else ""
     return "\n".join(
         [
+            "from abc import ABC, abstractmethod",
             "from collections.abc import Mapping",
             "from os import PathLike",
             f"from typing import IO, Any, Generic, {literal}NotRequired, TypedDict, TypeVar",
