@@ -17,6 +17,7 @@ and ``export.ready`` (exports.export and exports.raw_export)."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
@@ -28,6 +29,20 @@ from annotator.models import Assignment, Round
 log = logging.getLogger(__name__)
 
 domain_event = Signal()
+
+#: asked before an event whose detection costs queries: does any listener want ``name`` now?
+#: Listeners register a question here (webhooks: is there an active hook for it?); with none
+#: registered, or none that says yes, the detection is skipped
+_interest: list[Callable[[str], bool]] = []
+
+
+def interest_register(wants: Callable[[str], bool]) -> None:
+    if wants not in _interest:
+        _interest.append(wants)
+
+
+def event_wanted(name: str) -> bool:
+    return any(wants(name) for wants in _interest)
 
 
 def event_send(name: str, payload: dict[str, Any]) -> None:
@@ -48,8 +63,10 @@ def round_completed_check(*, assignment: Assignment) -> None:
     ``round.completed`` if no assignment of the round is left to do. Cheap for the many submits of
     a round under way: the annotator's own queue (its index) answers first; the round's other
     assignments are read only when this annotator has just finished theirs. Two annotators
-    finishing at the same moment may both send it: receivers key on the round's id."""
-    if assignment.status == Assignment.Status.DONE:
+    finishing at the same moment may both send it: receivers key on the round's id. Nothing is
+    asked when no listener wants the event (``event_wanted``): the load's submits paid a query
+    each for it."""
+    if assignment.status == Assignment.Status.DONE or not event_wanted("round.completed"):
         return
     round_id, annotator_id = assignment.round_id, assignment.annotator_id
 
@@ -60,7 +77,7 @@ def round_completed_check(*, assignment: Assignment) -> None:
         if Assignment.objects.filter(round_id=round_id).exclude(status=Assignment.Status.DONE).exists():
             return
         name = Round.objects.filter(pk=round_id).values_list("name", flat=True).first() or ""
-        count = Assignment.objects.filter(round_id=round_id).count()
+        count = Assignment.objects.filter(round_id=round_id, control=False).count()  # controls: unsaid
         event_send("round.completed", {"round": round_id, "name": name, "assignments": count})
 
     transaction.on_commit(check)

@@ -12,7 +12,7 @@ class QualityConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import post_save
 
-        from annotator.models import AnnotationDraft, AnnotationRevision
+        from annotator.models import AnnotationDraft
         from annotator.signals import annotation_submitted
         from quality import (
             receivers,
@@ -21,6 +21,3 @@ class QualityConfig(AppConfig):
 
         annotation_submitted.connect(receivers.on_submitted, dispatch_uid="quality-nudge")
         post_save.connect(receivers.on_draft_saved, sender=AnnotationDraft, dispatch_uid="quality-draft")
-        post_save.connect(
-            receivers.on_revision_saved, sender=AnnotationRevision, dispatch_uid="quality-revision"
-        )

@@ -1,7 +1,9 @@
-"""What the quality checks listen to: a draft kept or a revision saved (activity on an opened
-assignment), and a submit saved (the nudge). Connected in QualityConfig.ready; annotator sends the
-last (annotator.signals) and knows nothing of this app. An opening is posted by the annotation page
-itself once loaded (quality.views.opening), so no GET writes."""
+"""What the quality checks listen to: a draft kept (activity on an opened assignment), and a
+submit saved (the nudge). A save needs no activity of its own: the sweep moves only assignments
+with no annotation, so a saved one is never abandoned whatever its opening says. Connected in
+QualityConfig.ready; annotator sends the last (annotator.signals) and knows nothing of this app.
+An opening is posted by the annotation page itself once loaded (quality.views.opening), so no GET
+writes."""
 
 from __future__ import annotations
 
@@ -11,21 +13,13 @@ from django.contrib import messages
 from django.http import HttpRequest
 from django.utils.translation import gettext as _
 
-from annotator.models import Annotation, AnnotationDraft, AnnotationRevision, Assignment
+from annotator.models import Annotation, AnnotationDraft, Assignment
 from quality.abandoned import activity_touch
 from quality.services import nudge_check
 
 
 def on_draft_saved(sender: Any, instance: AnnotationDraft, **kwargs: Any) -> None:
     activity_touch(assignment_id=instance.assignment_id)
-
-
-def on_revision_saved(
-    sender: Any, instance: AnnotationRevision, created: bool = False, **kwargs: Any
-) -> None:
-    if created:
-        annotation = instance.annotation  # the submit's own object: no query
-        activity_touch(assignment_id=annotation.assignment_id)
 
 
 def on_submitted(

@@ -28,6 +28,7 @@ from django.utils.translation import gettext as _
 
 from webhooks import conf
 from webhooks.models import ALL, EVENTS, PING, RESPONSE_EXCERPT, URL_MAX, URL_RE, Delivery, Webhook
+from webhooks.selectors import event_listened
 from webhooks.signing import headers, post, secret_new
 
 log = logging.getLogger(__name__)
@@ -167,7 +168,10 @@ def _deliveries_create(
 
 def deliveries_record(*, name: str, payload: dict[str, Any], at: datetime) -> list[Delivery]:
     """The receiver of annotator.events.domain_event: a delivery to each active hook that wants
-    the event. Without such a hook it reads one short list and writes nothing."""
+    the event. Without such a hook it reads nothing (the cached events listened for) and writes
+    nothing."""
+    if not event_listened(name):
+        return []
     hooks = [h for h in Webhook.objects.filter(active=True).only("pk", "events") if h.wants(name)]
     if not hooks:
         return []

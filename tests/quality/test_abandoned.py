@@ -6,6 +6,8 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotator.models import AnnotationDraft, Assignment
@@ -77,12 +79,17 @@ def test_keeping_a_draft_is_activity(client, three, fay):
     assert abandoned_sweep().moved == {}
 
 
-def test_saving_is_activity(client, three, fay):
+def test_a_save_touches_no_opening_since_saved_work_is_never_moved(client, three, fay):
+    """Each submit had updated its opening's activity, a query on the load's hot path that
+    changed nothing: the sweep moves only assignments with no annotation."""
     a = queue(three, fay)[0]
     open_page(client, fay, a)
     backdate(a, 30)
-    annotation_submit(assignment=a, user=fay, values=PRED, base_version=0)
-    assert Opening.objects.get(assignment=a).active_at > timezone.now() - timedelta(minutes=1)
+    with CaptureQueriesContext(connection) as ctx:
+        annotation_submit(assignment=a, user=fay, values=PRED, base_version=0)
+    assert not [q["sql"] for q in ctx.captured_queries if "quality_opening" in q["sql"]]
+    assert abandoned_sweep().moved == {}
+    assert Assignment.objects.get(pk=a.pk).annotator == fay
 
 
 def test_an_abandoned_assignment_goes_to_the_least_loaded_by_name(client, three, fay, gus, hal):
@@ -250,9 +257,7 @@ def test_a_bad_limit_is_refused_by_name():
     assert refused.value.field == "hours"
 
 
-def test_the_opening_is_posted_not_written_by_the_get_and_only_by_its_annotator(
-    client, target, fay, gus
-):
+def test_the_opening_is_posted_not_written_by_the_get_and_only_by_its_annotator(client, target, fay, gus):
     a = queue(target, fay)[0]
     client.force_login(fay)
     assert client.get(f"/work/a/{a.pk}/").status_code == 200

@@ -8,7 +8,8 @@ import json
 import time
 
 import pytest
-from django.db import transaction
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 
 from adjudication.gold.services import convention_propose, convention_vote, gold_resolve, gold_sync
 from adjudication.models import GoldItem
@@ -21,7 +22,7 @@ from jobs.services import job_run
 from tests.explications import PRED
 from tests.rules.data import moved
 from webhooks.models import Delivery
-from webhooks.services import webhook_create
+from webhooks.services import webhook_create, webhook_delete, webhook_update
 from webhooks.signing import signature, signature_valid
 
 pytestmark = pytest.mark.django_db
@@ -189,3 +190,25 @@ def test_a_write_that_rolls_back_sends_nothing(
         gold_resolve(user=adjudicator, gold=gold, values={"agency": "i"}, why="the writer acts")
         raise RuntimeError("the caller fails after it")
     assert not Delivery.objects.exists() and queued == []
+
+
+def _submit_queries(assignment, commit) -> list[str]:
+    with CaptureQueriesContext(connection) as ctx, commit():
+        annotation_submit(assignment=assignment, user=assignment.annotator, values=PRED, base_version=0)
+    return [q["sql"] for q in ctx.captured_queries]
+
+
+def test_a_submit_asks_whether_the_round_is_complete_only_when_a_hook_listens(
+    prefilled_round, admin_user, receiver, commit
+):
+    """The 50-annotator load: each submit had paid a query for round.completed that no hook
+    wanted. Without such a hook it asks nothing; a hook made, changed or deleted is seen at once."""
+    first, second, third, fourth = Assignment.objects.filter(round=prefilled_round).order_by("pk")[:4]
+    quiet = _submit_queries(first, commit)
+    hook = webhook_create(user=admin_user, url=receiver.url, events=["gold.resolved"])
+    assert len(_submit_queries(second, commit)) == len(quiet)  # a hook for other events only
+    webhook_update(webhook=hook, events=["round.completed"])
+    listened = _submit_queries(third, commit)
+    assert len(listened) == len(quiet) + 1, listened[len(quiet) :]
+    webhook_delete(webhook=hook)
+    assert len(_submit_queries(fourth, commit)) == len(quiet)
