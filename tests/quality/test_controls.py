@@ -5,6 +5,7 @@ import pytest
 
 from adjudication.models import GoldItem
 from annotator.models import Assignment, ParserPrediction
+from annotator.services import annotation_submit
 from quality.models import QualitySettings
 from quality.services import QualityError, controls_add, controls_wanted, spread_slots
 from tests.factories import PRED
@@ -173,3 +174,30 @@ def test_a_masked_round_takes_only_items_with_a_masked_text(target, gold_round):
     first.save()
     assert controls_add(round_=target, control_rate=0.5).candidates == 3
     assert not Assignment.objects.filter(round=target, control=True, item=first).exists()
+
+
+def test_round_completed_waits_for_the_controls_and_counts_only_the_rounds_own(
+    with_controls, fay, gus, admin_user, monkeypatch, django_capture_on_commit_callbacks
+):
+    """Controls are work the annotators must finish, but no figure of the round: the webhook's
+    count of assignments leaves them out."""
+    from webhooks import services as hooks
+    from webhooks.models import Delivery
+
+    monkeypatch.setattr(hooks, "delivery_enqueue", lambda pk, attempt: None)  # no worker here
+    hooks.webhook_create(user=admin_user, url="http://127.0.0.1:9/hook", events=["round.completed"])
+    controls = Assignment.objects.filter(round=with_controls, control=True).count()
+    assert controls == 8
+    for user in (fay, gus):
+        for a in queue(with_controls, user):
+            if not a.control:
+                with django_capture_on_commit_callbacks(execute=True):  # each submit its commit
+                    annotation_submit(assignment=a, user=user, values=PRED, base_version=0)
+    assert not Delivery.objects.exists()  # the controls are still to do
+    for user in (fay, gus):
+        for a in queue(with_controls, user):
+            if a.control:
+                with django_capture_on_commit_callbacks(execute=True):
+                    annotation_submit(assignment=a, user=user, values=PRED, base_version=0)
+    delivery = Delivery.objects.get(event="round.completed")
+    assert delivery.payload["assignments"] == 16  # 8 items x 2 annotators
