@@ -54,6 +54,26 @@ class Tally:
     rule_set_versions: Counter = field(default_factory=Counter)
     scores: list[float] = field(default_factory=list)
 
+    def manifest_counts(self, *, verified: bool) -> dict[str, Any]:
+        """The manifest's ``counts`` (the export writes them, replay rebuilds them)."""
+        return {
+            "items": self.items,
+            "construals": self.construals,
+            "two_construals": self.two_construals,
+            "lines": self.lines,
+            "entailed_lines": self.entailed if verified else None,
+            "mean_item_score": round(sum(self.scores) / len(self.scores), 6) if self.scores else None,
+            "tiers": [
+                {"tier": t, "item_set": name, "items": n} for (t, name), n in sorted(self.tiers.items())
+            ],
+            "labels": {
+                label: {"reference": self.reference[label], "routed": self.routed[label]}
+                for label in sorted(set(self.reference) | set(self.routed))
+            },
+            "abstentions": dict(sorted(self.abstentions.items())),
+            "rule_set_versions": dict(sorted(self.rule_set_versions.items())),
+        }
+
 
 ENCODINGS_KEPT = 16384  # entries an export's Encodings keeps before it starts afresh
 

@@ -168,23 +168,7 @@ def replay_manifest(
         "software_version": published.get("software_version", nsmcore.__version__),
         "renderer_version": nsmcore.RENDERER_VERSION,
         "gold_as_of": gold_as_of.isoformat() if gold_as_of else None,
-        "counts": {
-            "items": tally.items,
-            "construals": tally.construals,
-            "two_construals": tally.two_construals,
-            "lines": tally.lines,
-            "entailed_lines": tally.entailed if verifier else None,
-            "mean_item_score": round(sum(tally.scores) / len(tally.scores), 6) if tally.scores else None,
-            "tiers": [
-                {"tier": t, "item_set": name, "items": n} for (t, name), n in sorted(tally.tiers.items())
-            ],
-            "labels": {
-                label: {"reference": tally.reference[label], "routed": tally.routed[label]}
-                for label in sorted(set(tally.reference) | set(tally.routed))
-            },
-            "abstentions": dict(sorted(tally.abstentions.items())),
-            "rule_set_versions": dict(sorted(tally.rule_set_versions.items())),
-        },
+        "counts": tally.manifest_counts(verified=verifier is not None),
         "agreement": agreement,
         "conventions": [
             {
