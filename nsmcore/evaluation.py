@@ -414,20 +414,20 @@ def evaluate(
 
     fired_count = np.bitwise_count(routed.masks)
     multi = fired_count > 1
-    # Which rule ran ahead of which, over every item where two or more fired (issue 26: counting
-    # only the routed ones hid the pairs of residue-abstained items). The rules are in priority
-    # order, bit k for rule k, so the lowest fired bit is the rule that wins when the item routes.
-    multi_masks = routed.masks[multi]
-    lowest = multi_masks & (~multi_masks + np.uint64(1))
-    first = np.bitwise_count(lowest - np.uint64(1)).astype(np.int64)
-    bits = _bits(multi_masks & ~lowest, k)
-    abstained_multi = ~is_routed[multi]
-    pairs: dict[tuple[int, int], tuple[int, int]] = {}
-    for w in np.unique(first).tolist():
-        of_w = first == w
-        both = bits[of_w].sum(axis=0).tolist()
-        anyway = bits[of_w & abstained_multi].sum(axis=0).tolist()
-        pairs |= {(w, j): (c, a) for j, (c, a) in enumerate(zip(both, anyway, strict=True)) if c}
+    # Which rule ran ahead of which: every pair of rules that fired together, the higher one ahead,
+    # over every item where both fired (issue 26: counting only the routed ones hid the pairs of
+    # residue-abstained items; counting only the winner's pairs hid, on an item firing shame, guilt
+    # and sadness, that guilt's rule ran ahead of sadness's). Bit k is rule k, in priority order.
+    fired_bits = _bits(routed.masks[multi], k).astype(np.int64)
+    together = fired_bits.T @ fired_bits  # [i, j]: items on which rules i and j both fired
+    abstained_bits = fired_bits[~is_routed[multi]]
+    anyway = abstained_bits.T @ abstained_bits
+    pairs = {
+        (w, j): (int(together[w, j]), int(anyway[w, j]))
+        for w in range(k)
+        for j in range(w + 1, k)
+        if together[w, j]
+    }
     overrides = tuple(
         Override(labels[w], labels[j], c, a)
         for (w, j), (c, a) in sorted(pairs.items(), key=lambda kv: (-kv[1][0], kv[0]))

@@ -199,8 +199,10 @@ class Flows:
 @dataclass(frozen=True)
 class Override:
     """``n`` items on which ``winner``'s rule and ``overruled``'s lower one both fired, over every
-    item (not only the routed ones); ``abstained``: how many of those abstain anyway (residue), so
-    ``n - abstained`` were routed to ``winner`` by priority."""
+    item (not only the routed ones), whatever else fired with them (an item firing three rules
+    counts for each of its three pairs); ``abstained``: how many of those abstain anyway
+    (residue). ``winner`` ran ahead of ``overruled`` on each; the item routes to ``winner`` unless
+    a rule above it fired too."""
 
     winner: str
     overruled: str

@@ -126,6 +126,27 @@ def test_multi_rule_and_which_rule_overruled_which(report):
     assert sum(o.n - o.abstained for o in m.overrides) >= m.resolved_by_priority
 
 
+def test_overrides_count_every_pair_of_rules_that_fired_together():
+    """An item firing shame, guilt and sadness routes to shame; guilt's rule still ran ahead of
+    sadness's on it. Each pair of fired rules counts, the higher one ahead (the audit of silver-156
+    found the guilt/sadness pair of its one three-rule item missing)."""
+    three = Explication(
+        evaluation="feel-bad", eval_target="self", others_know="can-know", agency="i", realization="not-can"
+    )
+    assert route(three, RULES).fired == ("shame", "guilt", "sadness")
+    two = Explication(evaluation="feel-bad", eval_target="self", agency="i", realization="not-can")
+    items = [
+        {"id": "t1", "reference_label": "shame", "explication": three.slots()},
+        {"id": "t2", "reference_label": "guilt", "explication": two.slots()},
+    ]
+    m = evaluate(route_items(items), tier="S", pass_name="three", orders=0).multi_rule
+    assert [(o.winner, o.overruled, o.n, o.abstained) for o in m.overrides] == [
+        ("guilt", "sadness", 2, 0),
+        ("shame", "guilt", 1, 0),
+        ("shame", "sadness", 1, 0),
+    ]
+
+
 def test_flag_and_residue_rates(report):
     f = report.flag_rates
     assert (f.residue.k, f.residue.n) == (1, 12)
