@@ -1727,6 +1727,24 @@ class Operations(ABC):
         """
         return self._call("GET", "/api/assignments/{id}/history/", path_params={"id": id})
 
+    def assignments_opened_create(
+        self,
+        id: int,
+    ) -> None:
+        """Say that your assignment is open in front of its annotator: the first time starts its opening, a
+        later one is activity. An assignment opened and left with nothing saved for the round's abandon_hours
+        goes back to the pool. Another annotator's assignment is a 404.
+
+        POST /api/assignments/{id}/opened/
+
+        Errors (nsmclient.ApiError and its subclasses):
+            401: no credentials; bad credentials
+            403: you have no role in this project, so only Home is open to you; signed in by session without
+                the CSRF token
+            404: no such object, or not yours
+        """
+        return self._call("POST", "/api/assignments/{id}/opened/", path_params={"id": id})
+
     def comments_retrieve(
         self,
         id: int,

@@ -1,7 +1,8 @@
 """Quality checks through the API: a round's settings (GET, PATCH), adding its control items
 (POST controls/), its figures (GET figures/: accuracy on controls per annotator, alerts, control
 progress, moves, nudges) and a sweep of its abandoned work (POST sweep/). Adjudicators and admins
-read; admins write. Bodies are JSON only and typed strictly; an unknown field or a bad value is a
+read; admins write. And for annotators' clients, POST /api/assignments/<id>/opened/: the opening
+the annotation page posts. Bodies are JSON only and typed strictly; an unknown field or a bad value is a
 400 naming it, and nothing is written."""
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from rest_framework.views import APIView
 
 from annotator.api_fields import Flag, Text, Whole, printable
 from annotator.models import Round
-from annotator.roles import ADJUDICATOR, ADMIN, HasRole
-from quality.abandoned import abandoned_sweep
+from annotator.roles import ADJUDICATOR, ADMIN, HasRole, IsMember
+from annotator.selectors import assignment_for_user
+from quality.abandoned import abandoned_sweep, opening_record
 from quality.models import HOURS_MAX, MIN_ANSWERED_MAX, NUDGE_SECONDS_MAX, RATE_MAX, QualitySettings
 from quality.selectors import quality_report, settings_dict
 from quality.services import controls_add, quality_settings, quality_settings_set
@@ -272,3 +274,21 @@ class QualitySweep(_View):
             "summary": result.summary(),
         }
         return Response(SweepOut(body).data)
+
+
+class AssignmentOpened(APIView):
+    """What the annotation page posts once it has shown an assignment, for API clients that show
+    assignments to their annotators: abandoned work is judged from it (docs/quality.md)."""
+
+    permission_classes = [IsMember]
+
+    @extend_schema(
+        request=None,
+        responses={204: None},
+        description="Say that your assignment is open in front of its annotator: the first time starts "
+        "its opening, a later one is activity. An assignment opened and left with nothing saved for the "
+        "round's abandon_hours goes back to the pool. Another annotator's assignment is a 404.",
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        opening_record(assignment=assignment_for_user(request.user, pk), user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)

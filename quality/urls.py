@@ -15,6 +15,7 @@ urlpatterns = [
     path(f"{P}sweep/", views.quality_sweep, name="quality_sweep"),
     path(f"{P}alerts/", views.quality_alerts, name="quality_alerts"),
     path(A, api.QualityDetail.as_view(), name="api_quality"),
+    path("api/assignments/<int:pk>/opened/", api.AssignmentOpened.as_view(), name="api_assignment_opened"),
     path(f"{A}controls/", api.QualityControls.as_view(), name="api_quality_controls"),
     path(f"{A}figures/", api.QualityFigures.as_view(), name="api_quality_figures"),
     path(f"{A}sweep/", api.QualitySweep.as_view(), name="api_quality_sweep"),

@@ -103,3 +103,32 @@ def test_a_sweep(admin_user, target):
     response = api(admin_user).post(url(target, "sweep/"), {"hours": 1}, format="json")
     assert response.status_code == 200 and response.json()["moved"] == 0
     assert api(admin_user).post(url(target, "sweep/"), {"hours": 0}, format="json").status_code == 400
+
+
+def test_an_api_client_says_an_assignment_is_open_and_abandoned_work_is_judged_from_it(target, fay, gus):
+    """What the annotation page posts once loaded, for a client of the API: the opening starts,
+    a later post is activity, and left idle past the round's limit the sweep finds it abandoned."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from quality.abandoned import abandoned_sweep
+    from quality.models import Opening
+    from tests.quality.conftest import queue
+
+    mine = queue(target, fay)[0]
+    assert api(gus).post(f"/api/assignments/{mine.pk}/opened/").status_code == 404  # not his
+    assert not Opening.objects.exists()
+    response = api(fay).post(f"/api/assignments/{mine.pk}/opened/")
+    assert response.status_code == 204 and response.content == b""
+    opening = Opening.objects.get(assignment=mine)
+    assert opening.annotator == fay and opening.opened_at == opening.active_at
+    then = timezone.now() - timedelta(hours=30)
+    Opening.objects.filter(pk=opening.pk).update(opened_at=then, active_at=then)
+    assert api(fay).post(f"/api/assignments/{mine.pk}/opened/").status_code == 204
+    opening.refresh_from_db()
+    assert opening.opened_at == then and opening.active_at > timezone.now() - timedelta(minutes=1)
+    Opening.objects.filter(pk=opening.pk).update(active_at=then)
+    result = abandoned_sweep()  # abandoned; gus has the item too, so it stays where it is
+    assert (result.moved, result.stuck) == ({}, {"target": 1})
+    assert APIClient().post(f"/api/assignments/{mine.pk}/opened/").status_code in (401, 403)
