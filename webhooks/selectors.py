@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.core.cache import cache
+from django.db import transaction
 from django.db.models import Count, Q, QuerySet
 
 from webhooks.models import ALL, Delivery, Webhook
@@ -34,7 +35,10 @@ def event_listened(name: str) -> bool:
 
 
 def events_forget(**kwargs) -> None:
+    """Now, and again once the write commits: a request of another process may have read the
+    hooks between the two and cached what the write is changing."""
     cache.delete(EVENTS_KEY)
+    transaction.on_commit(lambda: cache.delete(EVENTS_KEY))
 
 
 def webhooks_listed() -> QuerySet[Webhook]:

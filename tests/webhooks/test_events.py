@@ -212,3 +212,17 @@ def test_a_submit_asks_whether_the_round_is_complete_only_when_a_hook_listens(
     assert len(listened) == len(quiet) + 1, listened[len(quiet) :]
     webhook_delete(webhook=hook)
     assert len(_submit_queries(fourth, commit)) == len(quiet)
+
+
+def test_what_another_process_cached_while_a_hook_changed_is_forgotten_at_the_commit(
+    admin_user, receiver, commit
+):
+    from django.core.cache import cache
+
+    from webhooks.selectors import EVENTS_KEY, event_listened
+
+    hook = webhook_create(user=admin_user, url=receiver.url, events=["gold.resolved"])
+    with commit():
+        webhook_update(webhook=hook, events=["round.completed"])
+        cache.set(EVENTS_KEY, frozenset({"gold.resolved"}))  # read before the commit, elsewhere
+    assert event_listened("round.completed") and not event_listened("gold.resolved")
