@@ -24,9 +24,14 @@ N_ITEMS = 3
 
 
 def press_link(page, selector: str) -> None:
-    """Follow a link the way a keyboard user does: focus it, then Enter."""
-    page.focus(selector)
-    page.keyboard.press("Enter")
+    """Follow a link the way a keyboard user does: focus it, then Enter. The Enter goes only once
+    the link has the focus (on an annotation page Enter elsewhere saves the item), and the call
+    returns once the next page has loaded."""
+    link = page.locator(selector)
+    link.focus()
+    expect(link).to_be_focused()
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
     page.wait_for_load_state()  # the next page's scripts listen to the keys from here on
 
 
@@ -90,7 +95,9 @@ def test_a_team_day_on_the_real_test_file_keyboard_only(
     expect(page.locator("#annotation[data-draft=kept]")).to_be_visible()
     press_link(page, "#next-item")
     expect(page).to_have_url(f"{live_server.url}/work/a/{second.pk}/")
+    expect(page.locator("#annotation[data-ready=true]")).to_be_visible()  # its keys are listened to
     press_link(page, "#prev-item")
+    expect(page).to_have_url(f"{live_server.url}/work/a/{first.pk}/")
     expect(page.locator("#annotation[data-ready=true]")).to_be_visible()  # its keys are listened to
     expect(page.locator("#draft-restored")).to_contain_text("not saved")
     expect(page.locator("input[name=agency][value=i]")).to_be_checked()
