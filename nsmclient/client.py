@@ -8,7 +8,7 @@ the server asks (Retry-After, bounded) and walks paginated lists.
         for assignment in api.paginate(api.assignments_list, round="H1", status="pending"):
             ...
 
-Every operation of the API is a method (nsmclient._operations, generated from the schema); the
+Every operation of the API is a method (nsmclient.api, generated from the schema); the
 common flows are nsmclient.flows'."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from urllib.parse import quote, urlsplit
 
 import httpx
 
-from nsmclient._operations import Page
+from nsmclient.api.common import Page
 from nsmclient.errors import error_for, retry_after
 from nsmclient.flows import Flows
 

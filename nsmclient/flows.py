@@ -19,16 +19,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar, Unpack
 
-from nsmclient._operations import (
-    AnnotationOut,
-    AssignmentOut,
-    ImportIn,
-    ImportOut,
-    JobOut,
-    Operations,
-    RoundIn,
-    RoundOut,
-)
+from nsmclient.api import Operations
+from nsmclient.api.corpus import ImportIn, ImportOut, RoundOut
+from nsmclient.api.jobs import JobOut
+from nsmclient.api.rounds import RoundIn
+from nsmclient.api.work import AnnotationOut, AssignmentOut
 from nsmclient.errors import JobFailed, ServiceUnavailable
 
 B = TypeVar("B")

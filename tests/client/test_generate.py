@@ -1,10 +1,12 @@
-"""The client's operations are generated from the API's schema: the committed module is what the
-generator makes of the schema the app has now (so the client cannot drift from the API), every type
-it names resolves, and the client is plain Python (no Django, no app of the project)."""
+"""The client's operations are generated from the API's schema: the committed package is what the
+generator makes of the schema the app has now (so the client cannot drift from the API), one module
+per feature of the API, every type it names resolves, and the client is plain Python (no Django,
+no app of the project)."""
 
 from __future__ import annotations
 
 import ast
+import importlib
 import inspect
 import json
 import sys
@@ -16,7 +18,7 @@ import pytest
 from drf_spectacular.generators import SchemaGenerator
 
 import nsmclient
-from nsmclient import _operations, generate
+from nsmclient import api, generate
 from nsmclient.client import Client
 from nsmclient.flows import Flows
 
@@ -29,8 +31,38 @@ def schema() -> dict:
 
 
 def test_the_committed_operations_are_generated_from_the_current_schema(schema):
-    committed = (PACKAGE / "_operations.py").read_text(encoding="utf-8")
-    assert generate.render(schema) == committed, "the API changed: run `python -m nsmclient.generate`"
+    differ = generate.stale(PACKAGE / "api", generate.render(schema))
+    assert differ == [], f"the API changed ({differ}): run `python -m nsmclient.generate`"
+
+
+def generated_modules() -> list[types.ModuleType]:
+    return [
+        importlib.import_module(f"nsmclient.api.{p.stem}") for p in sorted((PACKAGE / "api").glob("[!_]*.py"))
+    ]
+
+
+def test_one_module_per_feature_each_short_and_importing_only_common():
+    """The package is split by idea: a feature's operations and the types only they use, the
+    shared types in common, and no feature's module imports another's (so none is a module of
+    everything)."""
+    modules = generated_modules()
+    names = {m.__name__.rsplit(".", 1)[-1] for m in modules}
+    assert {"common", "work", "jobs", "gold", "quality", "webhooks"} <= names
+    for path in (PACKAGE / "api").glob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert text.count("\n") <= 650, path.name
+        imported = {
+            node.module
+            for node in ast.walk(ast.parse(text))
+            if isinstance(node, ast.ImportFrom) and node.module
+        }
+        ours = {m for m in imported if m.startswith("nsmclient")}
+        if path.stem != "__init__":
+            assert ours <= {"nsmclient.api.common"}, (path.name, ours)
+    mixins = [m for m in modules if m.__name__ != "nsmclient.api.common"]
+    assert api.Operations.__mro__[1 : len(mixins) + 1] == tuple(
+        getattr(m, generate._camel(m.__name__.rsplit(".", 1)[-1]) + "Operations") for m in mixins
+    )
 
 
 def operation_ids(schema: dict) -> set[str]:
@@ -55,13 +87,14 @@ def test_every_operation_of_the_api_is_a_method_and_no_flow_hides_one(schema):
     assert not hand_written & {generate._identifier(i) for i in ids}
 
 
-def test_every_type_the_module_names_resolves():
+def test_every_type_the_modules_name_resolves():
     hints = 0
-    for value in vars(_operations).values():
-        if isinstance(value, type) and typing.is_typeddict(value):
-            hints += len(typing.get_type_hints(value))
-    for _name, function in inspect.getmembers(_operations.Operations, inspect.isfunction):
-        hints += len(typing.get_type_hints(function, vars(_operations)))
+    for module in generated_modules():
+        for value in vars(module).values():
+            if isinstance(value, type) and typing.is_typeddict(value) and value.__module__ == module.__name__:
+                hints += len(typing.get_type_hints(value))
+    for _name, function in inspect.getmembers(api.Operations, inspect.isfunction):
+        hints += len(typing.get_type_hints(function))
     assert hints > 500
 
 
@@ -72,9 +105,9 @@ def test_the_generated_signature_types_path_query_and_body():
     assert all(
         p.kind is p.KEYWORD_ONLY and p.default is None for n, p in listing.parameters.items() if n != "self"
     )
-    hints = typing.get_type_hints(Client.assignments_list, vars(_operations))
-    assert typing.get_args(hints["status"])[0] == _operations.AssignmentsListStatus
-    assert hints["return"] == _operations.PaginatedAssignmentOutList
+    hints = typing.get_type_hints(Client.assignments_list)
+    assert typing.get_args(hints["status"])[0] == api.work.AssignmentsListStatus
+    assert hints["return"] == api.work.PaginatedAssignmentOutList
     assert "GET /api/assignments/" in Client.assignments_list.__doc__
     assert "404: a page past the last" in Client.assignments_list.__doc__
 
@@ -127,7 +160,9 @@ SMALL = {
 
 
 def test_render_types_keywords_files_enums_and_answers():
-    text = generate.render(SMALL)
+    modules = generate.render(SMALL)
+    assert sorted(modules) == ["__init__.py", "common.py", "things.py"]  # a section not listed: its own
+    text = modules["things.py"]
     assert 'TagEnum = Literal["x", "y"]' in text
     assert 'ThingsTouchPass = Literal["a", "b"]' in text
     assert '"file": "FileInput",' in text and '"from": "NotRequired[int]",' in text  # a keyword as key
@@ -142,7 +177,7 @@ def test_render_types_keywords_files_enums_and_answers():
         exec(compile(text, "<generated>", "exec"), vars(module))  # it runs, and its types resolve
         assert typing.get_type_hints(module.ThingIn) == {"file": module.FileInput, "from": int}
         assert set(typing.get_type_hints(module.Thing)) == {"id", "tags", "note"}
-        typing.get_type_hints(module.Operations.things_touch, vars(module))
+        typing.get_type_hints(module.ThingsOperations.things_touch, vars(module))
     finally:
         del sys.modules[module.__name__]
 
@@ -183,22 +218,26 @@ def test_a_type_too_long_for_its_line_is_named_after_the_classes():
             "schemas": {**dict.fromkeys(names, thing), "Box": {"type": "object", "properties": {"held": box}}}
         },
     }
-    text = generate.render(schema)
+    text = generate.render(schema)["common.py"]  # named by no operation: common
     assert "    held: NotRequired[BoxHeld]\n" in text
     alias = "BoxHeld = (\n" + "".join(f"    {'| ' if i else ''}{n}\n" for i, n in enumerate([*names, "None"]))
-    assert alias + ")\n\n\nclass Operations(ABC):" in text  # after the classes it names, as ruff wraps it
+    assert alias + ")\n\n\nclass OperationsBase(ABC):" in text  # after the classes it names, as ruff wraps it
     assert all(len(line) <= generate.WIDTH for line in text.splitlines())
 
 
 def test_the_command_writes_checks_and_refuses_an_unreadable_schema(tmp_path, capsys):
-    saved, out = tmp_path / "schema.json", tmp_path / "ops.py"
+    saved, out = tmp_path / "schema.json", tmp_path / "api"
     saved.write_text(json.dumps(SMALL))
+    out.mkdir()
+    (out / "gone.py").write_text("a module the schema no longer makes")
     assert generate.main(["--schema", str(saved), "--output", str(out)]) == 0
-    assert out.read_text() == generate.render(SMALL)
+    written = {p.name: p.read_text() for p in out.glob("*.py")}
+    assert written == generate.render(SMALL)  # gone.py removed
     assert generate.main(["--schema", str(saved), "--output", str(out), "--check"]) == 0
-    out.write_text("stale")
+    (out / "things.py").write_text("stale")
     assert generate.main(["--schema", str(saved), "--output", str(out), "--check"]) == 1
-    assert out.read_text() == "stale" and "run python -m nsmclient.generate" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert (out / "things.py").read_text() == "stale" and "(things.py)" in err and "run python -m" in err
     saved.write_text("{not json")
     assert generate.main(["--schema", str(saved), "--output", str(out)]) == 2
     assert f"cannot read the schema {saved}" in capsys.readouterr().err
