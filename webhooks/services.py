@@ -63,9 +63,10 @@ def url_problem(url: str) -> str:
     if len(url) > URL_MAX:
         return _("url: at most %(n)s characters") % {"n": URL_MAX}
     scheme, sep, rest = url.partition("://")
-    if not sep or scheme.lower() not in ("http", "https"):
-        named = scheme if sep and scheme else _("none")
-        return _("url: only http and https URLs are accepted, not %(scheme)s") % {"scheme": named[:20]}
+    if not sep or not scheme:
+        return _("url: %(url)s is not a URL: it starts with http:// or https://") % {"url": shown}
+    if scheme.lower() not in ("http", "https"):
+        return _("url: only http and https URLs are accepted, not %(scheme)s") % {"scheme": scheme[:20]}
     host = rest.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
     if "@" in host:
         return _("url: no user or password in the URL (the signature authenticates each delivery)")
