@@ -11,7 +11,9 @@ from nsmcore.queue import DEFAULT_RANDOM_SHARE
 class QueuePolicyForm(forms.Form):
     """A round's queue settings (learning.services.queue_policy_set checks them again)."""
 
-    order = forms.ChoiceField(label=_("Order"), choices=QueuePolicy.Order.choices)
+    order = forms.ChoiceField(
+        label=_("Order"), choices=QueuePolicy.Order.choices, initial=QueuePolicy.Order.MIXED
+    )
     random_share = forms.FloatField(
         label=_("Random share"),
         min_value=0.01,

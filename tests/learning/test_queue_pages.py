@@ -4,6 +4,7 @@ the database holds after each request, and a bad value refused by name with noth
 from __future__ import annotations
 
 import json
+import re
 from io import StringIO
 
 import pytest
@@ -39,6 +40,15 @@ def test_an_admin_sets_the_order_and_the_job_computes_the_queue(
     assert page.status_code == 200
     assert html.count('<tr data-rank="') == 4 and html.count('class="random"') == 2
     assert f"?item_set={policy.random_set.name.replace(' ', '%20').replace(':', '%3A')}" in html
+
+
+def test_a_round_without_a_queue_offers_the_default_order_mixed(client, admin_user, clf_round):
+    """docs/learning.md: mixed is the default; the form had started on its first choice, random."""
+    client.force_login(admin_user)
+    page = client.get(url(clf_round)).content.decode()
+    assert not QueuePolicy.objects.filter(round=clf_round).exists()
+    assert re.search(r'<option value="mixed"[^>]*selected', page), page[page.find('name="order"') :][:400]
+    assert not re.search(r'<option value="random"[^>]*selected', page)
 
 
 def test_a_bad_share_is_a_400_naming_it_and_nothing_is_written(client, admin_user, clf_round):
