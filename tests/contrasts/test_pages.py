@@ -149,6 +149,9 @@ def test_scores_per_parser_by_htmx_and_as_a_page(client, adjudicator, pair_set, 
     for family in ("F-agency", "F-intensity", "invariance"):
         assert fragment.count(f'data-family="{family}"') == 2  # a row per parser
     assert fragment.count('data-rate="causal"') == 8  # three families and all pairs, two parsers
+    # the all-pairs row is a table's total row, not the page's card grid (class summary), which
+    # drew it as a column of stacked cells below the table
+    assert fragment.count('class="overall"') == 2 and 'class="summary"' not in fragment
     page = client.get(url, {"parser": "lexical"}).content.decode()
     assert "<html" in page and 'data-parser="tiny@1"' not in page and inline_code(page) == []
     assert client.get(url, {"parser": "nope"}).status_code == 400
