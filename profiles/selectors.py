@@ -96,11 +96,14 @@ def round_for_profiles(value: str, *, by_name: bool = False) -> Round:
     else:
         found = Round.objects.filter(pk=int(text)).first() if text.isdigit() and len(text) < 19 else None
     if found is None:
-        names = ", ".join(Round.objects.order_by("name").values_list("name", flat=True)[:20]) or _("none")
-        raise ProfileError(
-            _("there is no round %(round)s; rounds: %(names)s") % {"round": repr(value), "names": names},
-            field="round",
-        )
+        rounds = Round.objects.order_by("name").values_list("pk", "name")[:20]
+        if by_name:
+            listed = ", ".join(name for _pk, name in rounds) or _("none")
+            problem = _("there is no round %(round)s; rounds: %(names)s")
+        else:  # an id is asked for: the list says each round's, or the name refused looks valid
+            listed = ", ".join(f"{pk} ({name})" for pk, name in rounds) or _("none")
+            problem = _("there is no round %(round)s (give a round's id); rounds: %(names)s")
+        raise ProfileError(problem % {"round": repr(value), "names": listed}, field="round")
     return found
 
 

@@ -139,6 +139,15 @@ def test_a_bad_query_is_a_400_naming_it(client, team, adjudicator, params, probl
     assert response.status_code == 400 and problem in response.content.decode()
 
 
+def test_a_round_given_by_name_is_told_to_give_its_id_with_the_ids_listed(client, team, adjudicator):
+    """The query takes an id; the refusal had listed names, so the name it refused looked valid."""
+    response = page(client, adjudicator, "/profiles/alice/", round="P")
+    ids = ", ".join(f"{team[n].pk} ({n})" for n in ("B", "P", "S"))
+    text = response.content.decode()
+    assert response.status_code == 400
+    assert f"round: there is no round &#x27;P&#x27; (give a round&#x27;s id); rounds: {ids}" in text
+
+
 def test_a_silver_pass_is_refused_by_name(client, team, adjudicator):
     response = page(client, adjudicator, "/profiles/", round=team["S"].pk)
     assert response.status_code == 400
