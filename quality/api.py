@@ -1,9 +1,9 @@
 """Quality checks through the API: a round's settings (GET, PATCH), adding its control items
 (POST controls/), its figures (GET figures/: accuracy on controls per annotator, alerts, control
 progress, moves, nudges) and a sweep of its abandoned work (POST sweep/). Adjudicators and admins
-read; admins write. And for annotators' clients, POST /api/assignments/<id>/opened/: the opening
-the annotation page posts. Bodies are JSON only and typed strictly; an unknown field or a bad value is a
-400 naming it, and nothing is written."""
+read; admins write. For annotators' clients, POST /api/assignments/<id>/opened/: the opening the
+annotation page posts. Bodies are JSON only and typed strictly; an unknown field or a bad value is
+a 400 naming it, and nothing is written."""
 
 from __future__ import annotations
 
