@@ -53,7 +53,10 @@ ANNOTATOR, PARSER, GOLD = "annotator", "parser", "gold"
 MAX_ORDERS = 5000
 DEFAULT_ORDERS = 1000
 CACHE_SECONDS = 24 * 3600
-TABLES = ("headline", "per_emotion", "confusion", "flows", "overrides", "flags", "scoring", "sensitivity")
+TABLES = (
+    "headline", "per_emotion", "confusion", "flows", "overrides", "flags", "scoring", "sensitivity",
+    "slot_labels",
+)  # fmt: skip
 
 
 class EvaluationRequestError(ValueError):
@@ -454,6 +457,10 @@ def report_table(report: EvaluationReport, table: str) -> tuple[list[str], list[
         m = report.multi_rule
         header = ["winner", "overruled", "n", "abstained"]
         rows = [[o.winner, o.overruled, o.n, o.abstained] for o in m.overrides]
+    elif table == "slot_labels":
+        t = report.slot_labels
+        header = ["slot", "value", "n", *(t.columns if t else ())]
+        rows = [[r.slot, r.value, r.n, *r.counts] for r in t.rows] if t else []
     elif table == "flags":
         f = report.flag_rates
         header = ["figure", *PROP]
@@ -479,7 +486,7 @@ def report_table(report: EvaluationReport, table: str) -> tuple[list[str], list[
             rows.append([f"{s.orders} random orders, seed {s.seed}: max", "", "", _num(s.random_max), "", ""])
     else:
         raise EvaluationRequestError(
-            _("table %(table)s is not one of: %(tables)s, compare")
+            _("table %(table)s is not one of: %(tables)s, compare, split")
             % {"table": repr(table), "tables": ", ".join(TABLES)}
         )
     return [*header, *evidence_header], [[*row, *evidence] for row in rows]
@@ -511,6 +518,18 @@ def compare_table(a: EvaluationReport, b: EvaluationReport) -> tuple[list[str], 
         for r in compare_rows(a, b)
     ]  # fmt: skip
     return header, rows
+
+
+def split_table(
+    split: FourCell, a: EvaluationReport, b: EvaluationReport
+) -> tuple[list[str], list[list[Any]]]:
+    """The paired split as one CSV row, with both passes named."""
+    header = ["items", "both_right", "only_a", "only_b", "both_wrong", "mcnemar_exact_p", "a_pass", "b_pass",
+              "rule_set_version"]  # fmt: skip
+    # p in significant digits: four decimals would write silver-156's 4.0e-05 as 0.0000
+    row = [split.n, split.both, split.only_a, split.only_b, split.neither, f"{split.p_value:.4g}",
+           a.evidence.pass_name, b.evidence.pass_name, a.evidence.rule_set_version]  # fmt: skip
+    return header, [row]
 
 
 def split_text(split: FourCell) -> str:

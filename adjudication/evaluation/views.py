@@ -32,6 +32,7 @@ from adjudication.evaluation.figures import (
     per_emotion_chart,
     report_table,
     sensitivity_chart,
+    split_table,
 )
 from adjudication.evaluation.parser import (
     PARSER_TABLES,
@@ -178,10 +179,19 @@ def evaluation_csv(request: HttpRequest, round_id: int, table: str) -> HttpRespo
             raise EvaluationRequestError(
                 _("pass %(pass)s has no items to tabulate") % {"pass": key or _("(none)")}
             )
-        if table == "compare":
+        if table in ("compare", "split"):
             if other is None or other.report is None:
-                raise EvaluationRequestError(_("table 'compare' needs a compare pass with items"))
-            header, rows = compare_table(main.report, other.report)
+                raise EvaluationRequestError(
+                    _("table %(table)s needs a compare pass with items") % {"table": repr(table)}
+                )
+            split = paired_split(main, other) if table == "split" else None
+            if table == "split" and split is None:
+                raise EvaluationRequestError(_("table 'split' needs items both passes score"))
+            header, rows = (
+                split_table(split, main.report, other.report)
+                if split
+                else compare_table(main.report, other.report)
+            )
         else:
             header, rows = report_table(main.report, table)
     except EvaluationRequestError as error:
