@@ -168,7 +168,10 @@ class ControlsAdded:
             text += " (" + ", ".join(f"{name} {n}" for name, n in sorted(self.added.items())) + ")"
         if self.short:
             names = ", ".join(f"{name} {n}" for name, n in sorted(self.short.items()))
-            text += "; " + _("too few eligible gold items for %(names)s") % {"names": names}
+            text += "; " + _(
+                "%(names)s short: of the %(candidates)s gold items that could be controls, no more are "
+                "left that they have not annotated already"
+            ) % {"names": names, "candidates": self.candidates}
         return text
 
 

@@ -87,6 +87,11 @@ def test_never_an_item_the_annotator_ever_had(gold_round, annotator, fay):
     added = controls_add(round_=round_, control_rate=0.125)
     assert added.added == {"fay": 1} and added.short == {"alice": 1}
     assert not Assignment.objects.filter(round=round_, annotator=annotator, control=True).exists()
+    # the summary says why, not "too few eligible gold items for alice 1" (the walkthrough's puzzle)
+    assert added.summary() == (
+        "1 control items added (fay 1); alice 1 short: of the 4 gold items that could be controls, no more "
+        "are left that they have not annotated already"
+    )
 
 
 def test_a_prefilled_round_takes_only_items_its_parser_predicted_in_its_field(gold_round, fay, gus):
