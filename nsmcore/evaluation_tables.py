@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.special import bdtr
 
 from nsmcore.evaluation_report import Evidence
 from nsmcore.mapper import ABSTAIN
@@ -132,6 +131,9 @@ def four_cell(a: Mapping[Any, bool], b: Mapping[Any, bool]) -> FourCell:
     only_b = sum(1 for i in shared if b[i] and not a[i])
     discordant = only_a + only_b
     # binomial(d, 1/2) is symmetric, so the two-sided p is twice the smaller tail: what
-    # scipy.stats.binomtest gives, through scipy.special (scipy.stats takes ~0.3 s to import)
+    # scipy.stats.binomtest gives, through scipy.special (scipy.stats takes ~0.3 s to import);
+    # imported here, as clopper_pearson does, so a process that never computes a p never holds it
+    from scipy.special import bdtr
+
     p = min(1.0, 2 * float(bdtr(min(only_a, only_b), discordant, 0.5))) if discordant else 1.0
     return FourCell(both, only_a, only_b, len(shared) - both - discordant, p)
