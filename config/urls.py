@@ -8,6 +8,7 @@ from django.views.i18n import JavaScriptCatalog
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from adjudication.rule_revisions import urls as revision_urls
+from annotator import sso
 
 handler404 = "config.errors.not_found"  # JSON under /api/, the site's page elsewhere
 handler400 = "config.errors.bad_request"  # likewise
@@ -37,7 +38,9 @@ urlpatterns = [
     # the rest of Django's account views: changing one's password, and a reset link sent by mail
     # (NSM_EMAIL_BACKEND: the console in development; docs/admin.md)
     path("accounts/", include("django.contrib.auth.urls")),
-    path("oidc/", include("mozilla_django_oidc.urls")),  # single sign-on (annotator.sso), when configured
+    # single sign-on (annotator.sso), when configured; the names are mozilla-django-oidc's
+    path("oidc/authenticate/", sso.authenticate, name="oidc_authentication_init"),
+    path("oidc/callback/", sso.callback, name=sso.CALLBACK),
     # the language switch (set_language) and the scripts' strings in the page's language
     path("i18n/", include("django.conf.urls.i18n")),
     path("jsi18n/", JavaScriptCatalog.as_view(), name="javascript_catalog"),

@@ -172,7 +172,7 @@ class Provider:
         return Handler
 
 
-SSO_BACKEND = "annotator.sso.SSOBackend"
+SSO_BACKEND = "annotator.sso_flow.SSOBackend"
 ROLE_MAP = "nsm-admins=admin,nsm-adjudicators=adjudicator,nsm-staff=annotator"
 
 

@@ -196,10 +196,8 @@ NSM_OIDC_ROLE_CLAIM = env_list("NSM_OIDC_ROLE_CLAIM", ["groups", "roles"])  # do
 NSM_OIDC_ROLE_MAP = env_str("NSM_OIDC_ROLE_MAP", "")  # nsm-admins=admin,nsm-staff=adjudicator,*=annotator
 NSM_OIDC_CREATE_USERS = env_bool("NSM_OIDC_CREATE_USERS", True)
 NSM_OIDC_TIMEOUT = env_int("NSM_OIDC_TIMEOUT", 10)
-OIDC_AUTHENTICATE_CLASS = "annotator.sso.Authenticate"
-OIDC_CALLBACK_CLASS = "annotator.sso.Callback"
 if NSM_OIDC_CLIENT_ID:
-    AUTHENTICATION_BACKENDS.append("annotator.sso.SSOBackend")
+    AUTHENTICATION_BACKENDS.append("annotator.sso_flow.SSOBackend")
 if AXES_FAILURE_LIMIT < 1 or AXES_COOLOFF_TIME.total_seconds() < 60 or NSM_PROXY_COUNT < 0:
     raise ConfigError(
         "NSM_LOGIN_FAILURES and NSM_LOGIN_LOCKOUT_MINUTES must be at least 1, NSM_PROXY_COUNT at least 0"
