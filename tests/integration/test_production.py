@@ -156,7 +156,7 @@ def test_serve_answers_pages_and_static_files_with_debug_off_and_sigterm_stops_b
         children = server.children()
         lines = cmdlines(children)
         # the command's process became a bare supervisor (no Django apps held while it runs)
-        assert "from server.supervisor import main" in cmdline(psutil.Process(server.process.pid))
+        assert "from server.children import main" in cmdline(psutil.Process(server.process.pid))
         assert sum("gunicorn" in line for line in lines) == 3, lines  # the master and two workers
         assert sum("celery" in line for line in lines) == 1, lines
         server.process.send_signal(signal.SIGTERM)

@@ -1,4 +1,4 @@
-"""server.supervisor.supervise with real child processes (small Python programs): a child named in
+"""server.children.supervise with real child processes (small Python programs): a child named in
 ``restart`` that exits is started again after a backoff that doubles; any other child that exits
 stops the rest. The served deployment is tested end to end in tests/integration/test_site_faults.py."""
 
@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from server import supervisor
+from server import children as supervising
 
 SLEEP = [sys.executable, "-c", "import time; time.sleep(120)"]
 
@@ -35,7 +35,7 @@ def supervise_for(seconds: float | None, children: dict[str, list[str]], lines: 
     """supervise(children) with the worker restartable, SIGTERMed after ``seconds`` (None: never)."""
     timer = stop_after(seconds) if seconds else None
     try:
-        return supervisor.supervise(
+        return supervising.supervise(
             children, env=dict(os.environ), grace=5, restart={"worker"}, write=lines.append
         )
     finally:
@@ -45,8 +45,8 @@ def supervise_for(seconds: float | None, children: dict[str, list[str]], lines: 
 
 @pytest.fixture
 def fast_backoff(monkeypatch):
-    monkeypatch.setattr(supervisor, "BACKOFF_FIRST", 0.2)
-    monkeypatch.setattr(supervisor, "BACKOFF_MAX", 0.8)
+    monkeypatch.setattr(supervising, "BACKOFF_FIRST", 0.2)
+    monkeypatch.setattr(supervising, "BACKOFF_MAX", 0.8)
 
 
 def test_a_restartable_child_is_started_again_with_a_doubling_backoff(tmp_path, fast_backoff):
@@ -75,9 +75,9 @@ def test_a_child_not_named_in_restart_stops_the_others(tmp_path, fast_backoff):
 
 
 def test_the_backoff_starts_again_from_the_first_wait_after_a_long_run(tmp_path, monkeypatch):
-    monkeypatch.setattr(supervisor, "BACKOFF_FIRST", 0.2)
-    monkeypatch.setattr(supervisor, "BACKOFF_MAX", 10.0)
-    monkeypatch.setattr(supervisor, "BACKOFF_RESET_AFTER", 0.5)  # a run of 0.6 s counts as long
+    monkeypatch.setattr(supervising, "BACKOFF_FIRST", 0.2)
+    monkeypatch.setattr(supervising, "BACKOFF_MAX", 10.0)
+    monkeypatch.setattr(supervising, "BACKOFF_RESET_AFTER", 0.5)  # a run of 0.6 s counts as long
     marker = tmp_path / "starts"
     lines: list[str] = []
     supervise_for(4, {"worker": crash_after(0.6, marker)}, lines)

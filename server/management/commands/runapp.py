@@ -15,7 +15,13 @@ import sys
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from server.supervisor import add_queues_argument, broker_description, exec_supervisor, worker_command
+from server.supervisor import (
+    add_queues_argument,
+    broker_description,
+    children_env,
+    exec_supervisor,
+    worker_command,
+)
 
 
 class Command(BaseCommand):
@@ -43,7 +49,7 @@ class Command(BaseCommand):
         worker = worker_command(concurrency=options["concurrency"], hostname="nsm-dev@%h", queues=queues)
         exec_supervisor(
             {"web": web, "worker": worker},
-            env={**os.environ, "DJANGO_SETTINGS_MODULE": settings_module},
+            env=children_env(settings_module),
             grace=10,
             restart={"worker"},
             failure="the web server exited; the worker is stopped",

@@ -15,7 +15,13 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from config.env import env_int, env_str
-from server.supervisor import add_queues_argument, broker_description, exec_supervisor, worker_command
+from server.supervisor import (
+    add_queues_argument,
+    broker_description,
+    children_env,
+    exec_supervisor,
+    worker_command,
+)
 
 WHITENOISE = "whitenoise.middleware.WhiteNoiseMiddleware"
 
@@ -88,7 +94,6 @@ class Command(BaseCommand):
             call_command("collectstatic", interactive=False, verbosity=0)
             self.stdout.write(f"Static files collected in {settings.STATIC_ROOT}.")
         settings_module = os.environ.get("DJANGO_SETTINGS_MODULE", "config.settings.prod")
-        env = {**os.environ, "DJANGO_SETTINGS_MODULE": settings_module}
         web = [
             *[sys.executable, "-m", "gunicorn", "config.wsgi:application"],
             *["--bind", options["bind"], "--workers", str(options["workers"])],
@@ -107,7 +112,7 @@ class Command(BaseCommand):
         self.stdout.flush()
         exec_supervisor(
             {"gunicorn": web, "worker": worker},
-            env=env,
+            env=children_env(settings_module),
             grace=options["grace"] + 5,
             restart={"worker"},
             failure="a process of the server exited; the server stopped",
