@@ -61,12 +61,6 @@ def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, fl
     return low, high
 
 
-def warm() -> None:
-    """Import what the first interval needs, so that a web process pays it when it starts and
-    not on its first Evaluation view (config/wsgi.py)."""
-    clopper_pearson(1, 2)
-
-
 @dataclass(frozen=True)
 class Proportion:
     """k of n, with its exact interval; value and interval are None when n is 0."""

@@ -1,0 +1,98 @@
+"""Issue 24's memory goal: each process of `make run` and `serve` loads what it uses. Every library
+below costs megabytes in every process that imports it, so the test names the process and what it
+must not hold: the web process no statistics (scipy, until a page computes an interval) and no
+single sign-on flow (jwt, requests' TLS stack through cryptography) while single sign-on is off;
+the job worker none of the web's URL patterns, views or schema; the supervisor no Django at all;
+and nsmcore, imported for one name, not the rest of the library. Each probe runs in a fresh
+interpreter, as the process does."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: what no process holds until it needs it (the models and the statistics)
+HEAVY = ["torch", "transformers", "sklearn", "scipy", "jwt", "cryptography", "mozilla_django_oidc.auth"]
+
+
+def held(probe: str, watched: list[str], **env: str) -> list[str]:
+    """The modules of ``watched`` that a fresh interpreter holds after running ``probe``."""
+    code = f"{probe}\nimport json, sys\nprint(json.dumps(sorted(set({watched!r}) & set(sys.modules))))"
+    environ = {k: v for k, v in os.environ.items() if k != "CELERY_SKIP_CHECKS"}
+    environ |= {"DJANGO_SETTINGS_MODULE": "config.settings.test", **env}
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=environ, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_the_web_process_holds_no_statistics_and_no_sign_on_flow():
+    assert held("import config.wsgi", [*HEAVY, "config.urls"]) == ["config.urls"]
+
+
+def test_a_sign_on_loads_the_flow_only_when_it_starts():
+    probe = """
+import django
+django.setup()
+from django.http import Http404
+from django.test import RequestFactory
+from annotator import sso
+request = RequestFactory().get("/oidc/authenticate/", HTTP_HOST="127.0.0.1")
+try:
+    sso.authenticate(request)
+except Http404:
+    assert not sso.configured()
+except Exception:
+    assert sso.configured()  # the flow ran, and found no provider to reach
+"""
+    assert held(probe, ["annotator.sso_flow", "jwt"]) == []
+    on = probe.replace("request =", "sso.configured = lambda: True\nrequest =")
+    assert held(on, ["annotator.sso_flow", "jwt"]) == ["annotator.sso_flow", "jwt"]
+
+
+def test_the_worker_started_by_serve_or_runapp_holds_none_of_the_web():
+    """Celery's Django fixup runs the system checks as the worker starts, and the checks import the
+    URL patterns with every view; serve and runapp have run them, so their worker skips them."""
+    probe = """
+from django.conf import settings
+from config.celery import app
+from celery.fixups.django import DjangoFixup
+DjangoFixup(app).worker_fixup.validate_models()
+app.loader.import_default_modules()
+"""
+    web = ["config.urls", "drf_spectacular.views", "adjudication.evaluation.views"]
+    from server.supervisor import children_env
+
+    env = children_env("config.settings.test")
+    assert env["CELERY_SKIP_CHECKS"]
+    assert held(probe, [*HEAVY, *web], CELERY_SKIP_CHECKS=env["CELERY_SKIP_CHECKS"]) == []
+    # a worker started on its own still checks, and with them loads the URL patterns
+    assert "config.urls" in held(probe, web)
+
+
+def test_the_supervising_process_holds_no_django():
+    assert held("import server.children", ["django", "django.conf"]) == []
+
+
+def test_nsmcore_loads_what_is_used():
+    assert held("import nsmcore\nnsmcore.route, nsmcore.render", ["scipy", "nsmcore.evaluation"]) == []
+    everything = "from nsmcore import *\nimport nsmcore\nassert set(nsmcore.__all__) <= set(dir(nsmcore))"
+    assert held(everything, ["nsmcore.evaluation", "nsmcore.counterfactual"]) == [
+        "nsmcore.counterfactual",
+        "nsmcore.evaluation",
+    ]
+
+
+def test_a_name_that_is_also_a_module_stays_the_function_after_the_module_is_imported():
+    probe = """
+from nsmcore.render import Line
+from nsmcore.counterfactual import CounterfactualPair
+import nsmcore
+assert nsmcore.render.__name__ == "render" and callable(nsmcore.render), nsmcore.render
+assert nsmcore.counterfactual.__name__ == "counterfactual" and callable(nsmcore.counterfactual)
+"""
+    assert held(probe, ["scipy"]) == []
