@@ -177,6 +177,37 @@ def one_job_of_each_kind(admin_user, prefilled_round):
     return prefill, verify, export
 
 
+# The longest tests, longest first (the --durations of a CI run on 2 cores). pytest-xdist hands
+# tests out in collection order, so a long test collected last starts when the other workers
+# are nearly done and the run waits for it alone; started first, the short tests fill the
+# workers around it. Anything not listed keeps its place after these.
+LONGEST_FIRST = (
+    "tests/integration/test_postgres.py",
+    "tests/integration/test_api_fuzz.py",
+    "tests/integration/test_deploy_guide.py",
+    "tests/integration/test_export_worker.py",
+    "tests/integration/test_worker_faults.py",
+    "tests/integration/test_worker_queues.py",
+    "tests/rules/test_active_rule_set.py",
+    "tests/integration/test_site_faults.py",
+    "tests/browser/test_export.py",
+    "tests/integration/",
+    "tests/browser/",
+    "tests/nsmcore/test_lora.py",
+    "tests/nsmcore/test_parsers_transformers.py",
+)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    def rank(item) -> int:
+        path = item.nodeid.split("::", 1)[0]
+        return next(
+            (i for i, prefix in enumerate(LONGEST_FIRST) if path.startswith(prefix)), len(LONGEST_FIRST)
+        )
+
+    items.sort(key=rank)  # stable: the order within a rank is the collection's
+
+
 @pytest.hookimpl(trylast=True)  # after the session's fixtures (the test database) are torn down
 def pytest_sessionfinish(session, exitstatus):
     """Remove this run's places (config/settings/test.py), and those of runs killed more than a
