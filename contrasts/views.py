@@ -73,7 +73,7 @@ def contrast_set(
     pair_set = _set_or_404(pk)
     emotions = active_rule_set().emotions
     reference = form["item"].value() if form is not None else request.GET.get("item", "")
-    if form is None:  # "Show the item" sends the form by GET: what was typed is kept
+    if form is None:  # a link's ?item= (and the field's htmx preview)
         form = PairForm(initial=request.GET.dict(), emotions=emotions)
     context = {
         "set": pair_set,
@@ -93,7 +93,13 @@ def contrast_set(
 @require_role(ADJUDICATOR, ADMIN)
 def contrast_pair_add(request: HttpRequest, pk: int) -> HttpResponse:
     pair_set = _set_or_404(pk)
-    form = PairForm(request.POST, emotions=active_rule_set().emotions)
+    emotions = active_rule_set().emotions
+    if "show" in request.POST:  # "Show the item": the page again, what was typed kept, nothing saved
+        typed = {
+            name: value for name, value in request.POST.items() if name not in ("show", "csrfmiddlewaretoken")
+        }
+        return contrast_set(request, pk, form=PairForm(initial=typed, emotions=emotions))
+    form = PairForm(request.POST, emotions=emotions)
     if form.is_valid():
         try:
             pair = pair_add(user=request.user, pair_set=pair_set, **form.values())

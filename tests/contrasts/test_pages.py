@@ -193,3 +193,31 @@ def test_a_crawl_of_the_pages_writes_nothing_and_finds_no_broken_link(
     assert writes == [], writes
     assert {url: code for url, code in status.items() if code != 200} == {}
     assert reverse("contrast_scores", args=[pair_set.pk]) in status
+
+
+def test_show_the_item_posts_the_form_so_its_token_stays_out_of_the_address(client, adjudicator, pair_set):
+    """The walkthrough found "Show the item" sending the whole form by GET, CSRF token included,
+    into the address bar, the server's log and the next page's Referer."""
+    client.force_login(adjudicator)
+    page = client.get(reverse("contrast_set", args=[pair_set.pk])).content.decode()
+    assert 'formmethod="get"' not in page and 'name="show"' in page
+    before = MinimalPair.objects.count()
+    shown = client.post(
+        reverse("contrast_pair_add", args=[pair_set.pk]),
+        {"show": "1", "item": "t1-0", "text": "My rewrite", "to_agency": "someone-else"},
+    )
+    body = shown.content.decode()
+    assert shown.status_code == 200 and "I was proud when I won the chess final." in body
+    assert ">\nMy rewrite</textarea>" in body and '<option value="someone-else" selected>' in body
+    assert 'class="error"' not in body  # an unfinished form is shown, not judged
+    assert MinimalPair.objects.count() == before
+
+
+def test_an_unknown_item_is_said_once(client, adjudicator, pair_set):
+    """The walkthrough saw the same "no item" line twice: under the field and in the preview."""
+    client.force_login(adjudicator)
+    page = client.post(reverse("contrast_pair_add", args=[pair_set.pk]), form_post(pair_set, item="nope"))
+    assert page.status_code == 400
+    assert page.content.decode().count("no item with id or source id &#x27;nope&#x27;") == 1
+    shown = client.post(reverse("contrast_pair_add", args=[pair_set.pk]), {"show": "1", "item": "nope"})
+    assert shown.content.decode().count("no item with id or source id &#x27;nope&#x27;") == 1
