@@ -6,6 +6,7 @@ come from a bounded psycopg pool per process, so the web workers and the job wor
 at most (web workers + 1) x NSM_DB_POOL_MAX connections."""
 
 from config.env import ConfigError, check_secret_key, env_bool, env_int, env_list, env_str, postgres_pool
+from config.log import stderr_logging
 from config.settings.base import *  # noqa: F403
 
 DEBUG = False
@@ -50,14 +51,8 @@ STORAGES = {
 DATABASES["default"] = postgres_pool(DATABASES["default"])  # noqa: F405
 
 # Errors and warnings to stderr, where gunicorn and the process manager collect them (Django's
-# default sends them nowhere with DEBUG off but to ADMINS by mail).
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["stderr"], "level": env_str("NSM_LOG_LEVEL", "INFO")},
-}
+# default sends them nowhere with DEBUG off but to ADMINS by mail); a refused page in one line.
+LOGGING = stderr_logging(env_str("NSM_LOG_LEVEL", "INFO"))
 
 # The API answers JSON only: DRF's browsable HTML pages (forms that post to every endpoint) are for
 # development; /api/docs/ documents the API in production.
