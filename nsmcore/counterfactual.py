@@ -252,13 +252,19 @@ def counterfactual(
 
 
 def counterfactual_text(report: CounterfactualReport) -> list[str]:
+    rows = [
+        (r.family, " + ".join(r.target_slots) if r.target_slots else "-", r)
+        for r in (*report.families, report.overall)
+    ]
+    # each column as wide as its longest cell, two spaces between columns
+    family = max(len("family"), *(len(f) for f, _, _ in rows))
+    slots = max(len("target slots"), *(len(s) for _, s, _ in rows))
+    figures = "".join(f"  {head:>6}" for head in ("slot", "label", "clean", "causal"))
     out = [f"counterfactual benchmark [{report.evidence.label()}]"]
-    out.append("  family  target slots                 n   slot   label  clean  causal")
-    for r in (*report.families, report.overall):
-        slots = " + ".join(r.target_slots) if r.target_slots else "-"
-
+    out.append(f"  {'family':{family}}  {'target slots':{slots}}  {'n':>5}{figures}")
+    for name, slot_list, r in rows:
         out.append(
-            f"  {r.family:8}{slots[:26]:26}{r.slot.n:5}"
-            + "".join(f"  {value_text(p, 2):>5}" for p in (r.slot, r.label, r.clean, r.causal))
+            f"  {name:{family}}  {slot_list:{slots}}  {r.slot.n:5}"
+            + "".join(f"  {value_text(p, 2):>6}" for p in (r.slot, r.label, r.clean, r.causal))
         )
     return out

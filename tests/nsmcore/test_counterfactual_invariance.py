@@ -4,6 +4,7 @@ slot and clean mean that the parser changed no slot, label that both sides route
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -113,3 +114,22 @@ def test_a_flip_pair_still_needs_its_slot_to_move():
         "g", "F1", ("others_know",), "guilt", "shame", GUILT, SHAME, {"others_know": ("none", "can-know")}
     )
     assert pair_outcomes([pinned])[0].causal
+
+
+def test_the_text_table_keeps_its_columns_apart_whatever_the_names():
+    """The walkthrough saw "invariance" and a long slot list run into the next column."""
+    lines = (FIXTURES / "counterfactual_pairs.jsonl").read_text().splitlines()
+    pairs = [read_pair(json.loads(line), f"line {n}") for n, line in enumerate(lines, 1)]
+    pairs.append(read_pair(invariance("inv-1", GUILT, GUILT), "inv"))
+    long_family = {**invariance("inv-2", GUILT, GUILT), "family": "a-very-long-family-name"}
+    pairs.append(read_pair(long_family, "long"))
+    table = counterfactual_text(counterfactual(pairs, tier="CF", pass_name="fixture"))
+    header, rows = table[1], table[2:]
+    names = header.split()
+    assert names == ["family", "target", "slots", "n", "slot", "label", "clean", "causal"]
+    for row in rows:
+        cells = re.split(r"\s{2,}", row.strip())
+        assert len(cells) == 7, row  # family, slots, n and the four figures, each apart
+        assert len(row) == len(header), (row, header)  # and under their heads
+    families = [re.split(r"\s{2,}", row.strip())[0] for row in rows]
+    assert "invariance" in families and "a-very-long-family-name" in families
