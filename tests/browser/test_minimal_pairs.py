@@ -44,6 +44,16 @@ def test_an_adjudicator_writes_pairs_scores_two_parsers_and_a_revision_lists_a_c
     page.fill("#new-set input[name=name]", "pilot-pairs")
     page.click("#new-set button[type=submit]")
     expect(page.locator("h1")).to_contain_text("pilot-pairs")
+    # the invariance checkbox sits on its label's line, before it (the walkthrough saw it above)
+    box = page.locator("#pair-form input[name=invariance]").bounding_box()
+    label = page.locator("#pair-form label[for=id_invariance]").bounding_box()
+    assert abs((box["y"] + box["height"] / 2) - (label["y"] + label["height"] / 2)) < 6, (box, label)
+    assert label["x"] > box["x"]
+    # Show the item posts the form: the item appears, and the address carries no token
+    page.fill("#pair-form input[name=item]", "t1-0")
+    page.click("#pair-form button[name=show]")
+    expect(page.locator("#item-preview")).to_contain_text("I was proud when I won the chess final.")
+    assert "csrfmiddlewaretoken" not in page.url
     add_pair(page, "t1-0", "I was happy when my sister won the chess final.", to={"agency": "someone-else"},
              expected="joy")  # fmt: skip
     add_pair(page, "t3-0", "I was glad when it snowed on my birthday.")  # nothing should change
