@@ -53,13 +53,26 @@ def browser():
         browser.close()
 
 
+# Every page of the test's own context reports what its Content-Security-Policy blocked (an inline
+# style or script, a source from elsewhere): the policy is on in every environment, so a violation
+# is a feature broken in production; the test fails with the list at its end.
+CSP_RECORDER = (
+    "document.addEventListener('securitypolicyviolation', e => window.__nsmCspViolation("
+    "`${e.violatedDirective} blocked ${e.blockedURI || 'inline'} at ${e.sourceFile}:${e.lineNumber}`))"
+)
+
+
 @pytest.fixture
 def page(browser):
     context = browser.new_context(viewport={"width": 1200, "height": 900})
+    violations: list[str] = []
+    context.expose_binding("__nsmCspViolation", lambda source, text: violations.append(text))
+    context.add_init_script(CSP_RECORDER)
     page = context.new_page()
     page.set_default_timeout(10_000)
     yield page
     context.close()
+    assert violations == [], f"the Content-Security-Policy blocked: {violations}"
 
 
 @pytest.fixture
