@@ -5,7 +5,8 @@ on the test database. Every answer must be no server error, with a status code, 
 headers and body the schema lists for that operation; and (issue 24) a request the schema allows
 is not refused with a 400, nor one it refuses accepted: the schema says what the views accept.
 
-Bounded for CI (a few minutes on 2 cores): few examples per operation, no shrinking, and
+Bounded for CI (a few minutes on 2 cores): few examples per operation (and, for an operation a
+role's permission refuses before it reads anything, as few as without credentials), no shrinking, and
 deterministic (a fixed seed, Hypothesis derandomized, no example database), so that a run fails
 or passes the same way every time. Path parameters mostly name the seeded objects (a round with
 submissions and gold, jobs, an export, a proposed rule set), so requests reach the views' work
@@ -17,7 +18,8 @@ It needs no service beyond the test database, so it runs in `make test` wherever
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+import re
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,8 +30,11 @@ from django.contrib.auth.models import User
 from django.core.handlers.wsgi import WSGIHandler
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
-from django.test import Client
+from django.test import Client, RequestFactory
+from django.urls import resolve
 from django.utils.crypto import get_random_string
+from rest_framework.exceptions import NotAuthenticated, PermissionDenied
+from rest_framework.request import Request
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
@@ -69,6 +74,7 @@ MAX_EXAMPLES = int(os.environ.get("NSM_FUZZ_EXAMPLES", "6"))
 # Without credentials every operation answers 401 or 403 before it reads its input, whatever the
 # input: a couple of examples each show that.
 ANONYMOUS_EXAMPLES = 2
+HTTP_METHODS = {"GET", "POST", "PUT", "PATCH", "DELETE"}
 SEED = int(os.environ.get("NSM_FUZZ_SEED", "17"))
 # How often a path parameter names a seeded object rather than what the fuzzer drew
 SEEDED_SHARE = 0.75
@@ -178,7 +184,33 @@ REFERENCES = {
 }
 
 
-def fuzz_config(seeded: Seeded, user: User | None) -> dict[str, Any]:
+def refused_operations(api: dict[str, Any], user: User) -> list[str]:
+    """The operations (``METHOD /path``) whose permission classes refuse ``user`` whatever the
+    request carries: DRF checks them before the view reads a parameter or the body, so each case
+    is the same 403, as without credentials, and needs the anonymous budget, not the role's. Read
+    from the views themselves (APIView.check_permissions), so that a change of permission changes
+    the budget with it."""
+    refused = []
+    for route, methods in api["paths"].items():
+        match = resolve(re.sub(r"\{[^}]+\}", "1", route))
+        view_class = getattr(match.func, "cls", None)
+        if view_class is None:
+            continue
+        for method in methods:
+            if method.upper() not in HTTP_METHODS:
+                continue
+            request = Request(RequestFactory().generic(method.upper(), route))
+            request.user = user
+            view = view_class(**getattr(match.func, "initkwargs", {}))
+            view.request, view.args, view.kwargs, view.format_kwarg = request, (), match.kwargs, None
+            try:
+                view.check_permissions(request)
+            except (PermissionDenied, NotAuthenticated):
+                refused.append(f"{method.upper()} {route}")
+    return refused
+
+
+def fuzz_config(seeded: Seeded, user: User | None, refused: Sequence[str] = ()) -> dict[str, Any]:
     """schemathesis's configuration (what a schemathesis.toml holds) for one user."""
 
     def mostly(dictionary: str) -> dict[str, Any]:
@@ -219,6 +251,15 @@ def fuzz_config(seeded: Seeded, user: User | None) -> dict[str, Any]:
             "path.version": mostly("versions"),
         },
         "operations": [
+            # first: where several entries name one operation, the first that sets an option wins
+            *(
+                {
+                    "include-name": label,
+                    "generation": {"max-examples": ANONYMOUS_EXAMPLES},
+                    "phases": {"coverage": {"enabled": False}},
+                }
+                for label in refused
+            ),
             *submit,
             *(
                 {
@@ -326,8 +367,10 @@ def api_schema(request, seeded, fuzz_user, credentials, admin_user):
     client.force_login(admin_user)  # the schema is the same for everyone who may read it
     served = client.get("/api/schema/", {"format": "json"})
     assert served.status_code == 200, served.content
-    config = schemathesis.Config.from_dict(fuzz_config(seeded, fuzz_user))
-    schema = schemathesis.openapi.from_dict(served.json(), config=config)
+    api = served.json()
+    refused = refused_operations(api, fuzz_user) if fuzz_user else []
+    config = schemathesis.Config.from_dict(fuzz_config(seeded, fuzz_user, refused))
+    schema = schemathesis.openapi.from_dict(api, config=config)
     schema.app = WSGIHandler()  # what from_wsgi does; it cannot send the session cookie
     return schema
 
@@ -412,3 +455,18 @@ def steer(case, seeded: Seeded, own: list[int]) -> None:
 def test_every_operation_answers_as_the_schema_says(case, credentials, keep_connection, seeded, fuzz_user):
     steer(case, seeded, seeded.assignments_of.get(fuzz_user.pk, []) if fuzz_user else [])
     case.call_and_validate(headers=credentials.headers, cookies=credentials.cookies, checks=checks_for(case))
+
+
+@pytest.mark.django_db
+def test_the_operations_a_role_is_refused_are_read_from_the_views(admin_user, annotator, adjudicator):
+    client = Client()
+    client.force_login(admin_user)
+    api = client.get("/api/schema/", {"format": "json"}).json()
+    for_annotator = refused_operations(api, annotator)
+    assert "POST /api/rounds/" in for_annotator and "POST /api/jobs/export/" in for_annotator
+    assert SUBMIT not in {label.split(" ", 1)[1] for label in for_annotator}
+    assert "GET /api/assignments/" not in for_annotator
+    # votes are the adjudicators' own: refused to an admin, as the API says
+    assert set(refused_operations(api, admin_user)) < set(for_annotator)
+    for_adjudicator = refused_operations(api, adjudicator)
+    assert "POST /api/rounds/" in for_adjudicator and "POST /api/conventions/" not in for_adjudicator
