@@ -38,11 +38,13 @@ run: $(STAMP)
 
 # pytest-xdist with one worker more than the cores: many tests wait on a server, a worker or a
 # browser, and the spare worker fills that time (on 2 cores: 454 s with 3 workers, 528 s with 2);
-# the slowest tests printed at the end
+# tests handed out two at a time (--maxschedchunk), longest first (tests/conftest.py), so that no
+# worker is left holding a queue of long tests while the others wait (xdist's default gives each
+# worker a quarter of its share up front); the slowest tests printed at the end
 TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(len(os.sched_getaffinity(0)) + 1)')
 test: $(STAMP) $(AXE)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --durations=15
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --maxschedchunk 2 --durations=15
 
 # the interface's catalogues (docs/translating.md): extract the marked strings into locale/de,
 # then, once translated, compile them (the .mo files are committed; tests check they match)
