@@ -8,7 +8,10 @@ The flow: the login page's button opens /oidc/authenticate/ (Authenticate), whic
 browser to the provider with a state, a nonce and a PKCE challenge kept in the session; the
 provider sends it back to /oidc/callback/ (Callback) with a code, which SSOBackend exchanges for an
 ID token (its signature checked against the provider's keys, its nonce, audience, issuer and
-expiry too) and an access token for the userinfo endpoint.
+expiry too) and an access token for the userinfo endpoint. Authenticate, Callback and SSOBackend
+are in annotator.sso_flow, which is imported only where single sign-on is used (its libraries
+weigh about 15 MiB); this module holds what every process needs: the settings, the roles, the
+checks and the two URL views that hand over to the flow.
 
 Who is who: the username is the claim NSM_OIDC_USERNAME_CLAIM (default ``preferred_username``),
 else the email; an account of that name (in any case) is that person, and a new one is created
