@@ -178,9 +178,9 @@ def one_job_of_each_kind(admin_user, prefilled_round):
 
 
 # The longest tests, longest first (the --durations of a CI run on 2 cores). pytest-xdist hands
-# tests out in collection order, so a long test collected last starts when the other workers
-# are nearly done and the run waits for it alone; started first, the short tests fill the
-# workers around it. Anything not listed keeps its place after these.
+# tests out in collection order (two at a time: the Makefile's --maxschedchunk), so a long test
+# collected last starts when the other workers are nearly done and the run waits for it alone;
+# started first, the short tests fill the workers around it. Anything not listed keeps its place.
 LONGEST_FIRST = (
     "tests/integration/test_postgres.py",
     "tests/integration/test_api_fuzz.py",
@@ -190,6 +190,7 @@ LONGEST_FIRST = (
     "tests/integration/test_worker_queues.py",
     "tests/rules/test_active_rule_set.py",
     "tests/integration/test_site_faults.py",
+    "tests/browser/test_team_day.py",
     "tests/browser/test_export.py",
     "tests/integration/",
     "tests/browser/",
@@ -198,14 +199,44 @@ LONGEST_FIRST = (
 )
 
 
+def _database_use(item) -> str:
+    """ "none", "transaction" (the test database wrapped in a transaction) or "flush" (a
+    transactional test, which empties the tables when it ends), as pytest-django reads it."""
+    fixtures = getattr(item, "fixturenames", ())
+    marker = item.get_closest_marker("django_db")
+    if "transactional_db" in fixtures or "live_server" in fixtures:
+        return "flush"
+    if marker is not None:
+        return (
+            "flush"
+            if marker.kwargs.get("transaction") or marker.kwargs.get("reset_sequences")
+            else "transaction"
+        )
+    return "transaction" if "db" in fixtures else "none"
+
+
 def pytest_collection_modifyitems(session, config, items):
+    """Longest first, within what the database allows: a transactional test empties the tables
+    (the rows the data migrations wrote among them), so no test that reads those rows may run
+    after one in the same worker. pytest-django orders them last for that; here every test that
+    needs the database in a transaction is handed out before any transactional one, and the long
+    tests that use no database go first of all."""
+
     def rank(item) -> int:
         path = item.nodeid.split("::", 1)[0]
         return next(
             (i for i, prefix in enumerate(LONGEST_FIRST) if path.startswith(prefix)), len(LONGEST_FIRST)
         )
 
-    items.sort(key=rank)  # stable: the order within a rank is the collection's
+    def key(item) -> tuple[int, int]:
+        use, place = _database_use(item), rank(item)
+        if use == "transaction":
+            return 1, place
+        if use == "none" and place < len(LONGEST_FIRST):
+            return 0, place
+        return 2, place
+
+    items.sort(key=key)  # stable: otherwise the collection's order (pytest-django's groups)
 
 
 @pytest.hookimpl(trylast=True)  # after the session's fixtures (the test database) are torn down
