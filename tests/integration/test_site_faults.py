@@ -142,8 +142,11 @@ def test_a_killed_worker_is_started_again_and_the_site_answers_throughout(prod, 
 
     statuses, row, log = served_prefill(prod, tmp_path, kill_worker)
     assert row == ("done", N_ITEMS, N_ITEMS), log[-3000:]
-    assert "worker exited with status -9; starting it again in 1 s" in log
-    assert log.count("worker started (pid") == 2
+    # the wait is 1 s unless the worker already crashed within the minute (then it doubles); the
+    # whole supervisor log on failure (one CI run missed this line and pytest cut the log short)
+    supervisor = "\n".join(line for line in log.splitlines() if " started (pid" in line or " exited " in line)
+    assert re.search(r"worker exited with status -9; starting it again in \d+ s", log), supervisor
+    assert log.count("worker started (pid") >= 2, supervisor
     assert len(statuses) > 20 and set(statuses) == {200}, statuses
 
 
