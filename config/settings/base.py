@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -130,6 +131,12 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"].endswith("sqlite3") and DATABASES["default"]["NAME"] != ":memory:":
     # A fresh checkout has no var/ yet; SQLite creates the file but not its folder.
     Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
+if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+    # DRF imports django.contrib.postgres's fields whenever psycopg is installed (to map them in
+    # ModelSerializer), and they import psycopg and libpq: 9 MiB in every web process of the quick
+    # start. No model here uses them, and none could on SQLite, so that optional import is answered
+    # "not installed" (issue 24's memory goal; tests/app/test_process_imports.py).
+    sys.modules.setdefault("django.contrib.postgres.fields", None)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # The cache holds small shared facts (which version of a round's annotations the gold was last
