@@ -7,7 +7,10 @@ review on this machine). Goal: at most half of it, 194 MiB.
 What runs is what `make run` runs, on a fresh SQLite database in a temporary folder with the demo
 data: `manage.py runapp --noreload` (a bare supervisor process, the development web server and
 the job worker, which loads no model until a job needs one). Figures: the resident set (RSS) of
-each process and their sum, and the sum of their unique sets (USS: what stopping them would free).
+each process and their sum (the goal's figure: it counts a page that two processes share, such as
+a library's code, once in each), the sum of their proportional sets (PSS: each shared page split
+among the processes that map it, so the sum is what the processes take together), and the sum of
+their unique sets (USS: what stopping them would free).
 """
 
 from __future__ import annotations
@@ -87,7 +90,12 @@ def measure() -> dict:
         rows = []
         for process in processes:
             info = process.memory_full_info()
-            rows.append((" ".join(process.cmdline())[:80], info.rss / 2**20, info.uss / 2**20))
+            rows.append(
+                {
+                    "command": " ".join(process.cmdline())[:80],
+                    **{k: round(getattr(info, k) / 2**20, 1) for k in ("rss", "pss", "uss")},
+                }
+            )
         return {"processes": rows, "load_average": os.getloadavg()}
     finally:
         app.terminate()
@@ -102,10 +110,10 @@ def main() -> int:
     parser.add_argument("--write", action="store_true", help="write benchmarks/results/memory.json")
     args = parser.parse_args()
     result = measure()
-    for command, rss, uss in result["processes"]:
-        print(f"  {rss:7.1f} MiB RSS {uss:7.1f} MiB USS  {command}")
-    rss = round(sum(r for _, r, _ in result["processes"]), 1)
-    uss = round(sum(u for _, _, u in result["processes"]), 1)
+    processes = result["processes"]
+    for p in processes:
+        print(f"  {p['rss']:7.1f} MiB RSS {p['pss']:7.1f} MiB PSS {p['uss']:7.1f} MiB USS  {p['command']}")
+    rss, pss, uss = (round(sum(p[k] for p in processes), 1) for k in ("rss", "pss", "uss"))
     goal = LABEL_STUDIO_MIB / 2
     figures = [
         figure(
@@ -114,11 +122,10 @@ def main() -> int:
             "MiB",
             f"<= {goal:g} (half of Label Studio's {LABEL_STUDIO_MIB})",
             rss <= goal,
-            processes=[
-                {"command": c, "rss": round(r, 1), "uss": round(u, 1)} for c, r, u in result["processes"]
-            ],
+            processes=processes,
             load_average=result["load_average"],
         ),
+        figure("make run, all processes, PSS", pss, "MiB", load_average=result["load_average"]),
         figure("make run, all processes, USS", uss, "MiB", load_average=result["load_average"]),
     ]
     for f in figures:
