@@ -49,6 +49,10 @@ class CommentOut(TypedDict):
     edited_at: str | None
 
 
+class Detail(TypedDict):
+    detail: str
+
+
 class ErrorOut(TypedDict):
     """DRF's body for every error but a validation error; some views add facts beside it (the
     current version of a stale save, the id of the job already running).

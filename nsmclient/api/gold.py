@@ -6,57 +6,12 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypedDict
 
-from nsmclient.api.common import OperationsBase, Page
+from nsmclient.api.common import OperationsBase
 
-ConventionStatusEnum = Literal["proposed", "accepted", "rejected", "withdrawn", "superseded"]
-FromEnum = Literal["flow", "conflict"]
 GoldStatusEnum = Literal["open", "resolved"]
-SlotEnum = Literal[
-    "experiencer",
-    "trigger",
-    "agency",
-    "realization",
-    "time_direction",
-    "want",
-    "evaluation",
-    "eval_target",
-    "knowledge",
-    "others_know",
-    "body",
-    "intensity",
-]
 SourceEnum = Literal["unanimous", "convention", "adjudicated"]
-ConventionsListSlot = Literal[
-    "",
-    "agency",
-    "body",
-    "eval_target",
-    "evaluation",
-    "experiencer",
-    "intensity",
-    "knowledge",
-    "others_know",
-    "realization",
-    "time_direction",
-    "trigger",
-    "want",
-]
-ConventionsListStatus = Literal["", "accepted", "proposed", "rejected", "superseded", "withdrawn"]
 RoundsGoldListSource = Literal["", "adjudicated", "convention", "unanimous"]
 RoundsGoldListStatus = Literal["", "open", "resolved", "review"]
-
-
-class AcceptanceOut(TypedDict):
-    #: votes needed before a convention is decided
-    quorum: int
-    #: accepted when more than this share approve
-    majority: float
-
-
-class AppliedOut(TypedDict):
-    #: gold records whose slot the convention set
-    changed: int
-    convention: ConventionOut
 
 
 class ChangeOut(TypedDict):
@@ -92,110 +47,6 @@ class ConstrualPreviewOut(TypedDict):
     routing: RoutingOut | None
     unresolved: list[str]
     pivotal: list[str]
-
-
-class ConventionDetailOut(TypedDict):
-    id: int
-    #: shared by the convention's versions
-    number: int
-    version: int
-    #: C<number> v<version>
-    label: str
-    round: int
-    round_name: str
-    slot: SlotEnum
-    value_a: str
-    value_b: str
-    #: the value the slot takes: value_a or value_b
-    chosen: str
-    #: the convention in words, as the guidelines read it
-    rule: str
-    status: ConventionStatusEnum
-    #: where it was proposed from
-    source: dict[str, str]
-    proposer: str
-    created_at: str
-    decided_at: str | None
-    applied_at: str | None
-    votes: list[ConventionVoteOut]
-    versions: list[ConventionVersionRef]
-    acceptance: AcceptanceOut
-    #: what applying it would change; null unless proposed or accepted
-    preview: MatchPreviewOut | None
-
-
-class ConventionOut(TypedDict):
-    id: int
-    #: shared by the convention's versions
-    number: int
-    version: int
-    #: C<number> v<version>
-    label: str
-    round: int
-    round_name: str
-    slot: SlotEnum
-    value_a: str
-    value_b: str
-    #: the value the slot takes: value_a or value_b
-    chosen: str
-    #: the convention in words, as the guidelines read it
-    rule: str
-    status: ConventionStatusEnum
-    #: where it was proposed from
-    source: dict[str, str]
-    proposer: str
-    created_at: str
-    decided_at: str | None
-    applied_at: str | None
-    votes: list[ConventionVoteOut]
-
-
-# The page's proposal form: a dispute on one slot between two of its values, the value the slot takes, and the
-# convention in words.
-ConventionProposeIn = TypedDict(
-    "ConventionProposeIn",
-    {
-        "round": "int",
-        "slot": "SlotEnum",
-        "value_a": "str",
-        "value_b": "str",
-        "chosen": "str",
-        "rule": "str",
-        "item": "NotRequired[str]",
-        "from": "NotRequired[FromEnum]",
-    },
-)
-
-
-class ConventionReviseIn(TypedDict):
-    """The page's revise form: which of the two disputed values the slot now takes, and why."""
-
-    #: value_a or value_b of the convention
-    chosen: str
-    #: the revised convention in words
-    rule: str
-
-
-class ConventionVersionRef(TypedDict):
-    id: int
-    version: int
-    status: ConventionStatusEnum
-
-
-class ConventionVoteIn(TypedDict):
-    approve: bool
-    comment: NotRequired[str]
-
-
-class ConventionVoteOut(TypedDict):
-    adjudicator: str
-    approve: bool
-    comment: str
-    created_at: str
-
-
-class Detail(TypedDict):
-    detail: str
 
 
 class GoldAnnotationOut(TypedDict):
@@ -290,27 +141,6 @@ class LineOut(TypedDict):
     text: str
 
 
-class MatchOut(TypedDict):
-    gold_id: int
-    item_id: int
-    source_id: str
-    #: the item's text as the round shows it
-    text: str
-    #: each coder's value on the slot, in the order of coders ('' where none)
-    values: list[str]
-
-
-class MatchPreviewOut(TypedDict):
-    #: open gold records the convention would settle
-    count: int
-    #: matches beyond those listed
-    more: int
-    #: items whose gold record is not opened yet (POST .../gold/open/), so not counted
-    awaiting: int
-    coders: list[str]
-    matches: list[MatchOut]
-
-
 class OpenedOut(TypedDict):
     #: gold records opened now
     opened: int
@@ -344,159 +174,8 @@ class StaleOut(TypedDict):
     current_version: NotRequired[int]
 
 
-PaginatedConventionOutList = Page[ConventionOut]
-
-
 class GoldOperations(OperationsBase):
     """The operations of /api/ for gold."""
-
-    def conventions_list(
-        self,
-        *,
-        page: int | None = None,
-        round: int | None = None,
-        slot: ConventionsListSlot | None = None,
-        status: ConventionsListStatus | None = None,
-    ) -> PaginatedConventionOutList:
-        """Every convention, every version (filter by round, status, slot); POST proposes one.
-
-        GET /api/conventions/
-
-        Parameters:
-            page: A page number within the paginated result set.
-            round: a round's id
-
-        Errors (nsmclient.ApiError and its subclasses):
-            400: bad values, each named by its field ({field: [messages]}), or {detail: message}; nothing
-                written
-            401: not logged in, or no valid token
-            403: not logged in (session), or not this role
-            404: no such record, or no such page
-        """
-        return self._call(
-            "GET",
-            "/api/conventions/",
-            query={"page": page, "round": round, "slot": slot, "status": status},
-        )
-
-    def conventions_create(
-        self,
-        body: ConventionProposeIn,
-    ) -> ConventionDetailOut:
-        """Every convention, every version (filter by round, status, slot); POST proposes one.
-
-        POST /api/conventions/
-
-        Errors (nsmclient.ApiError and its subclasses):
-            400: bad values, each named by its field ({field: [messages]}), or {detail: message}; nothing
-                written
-            401: not logged in, or no valid token
-            403: not logged in (session), or not this role
-            409: the record's state forbids it now; nothing written
-            415: the body in a media type the operation does not read
-        """
-        return self._call("POST", "/api/conventions/", json=body)
-
-    def conventions_retrieve(
-        self,
-        convention_id: int,
-    ) -> ConventionDetailOut:
-        """GET /api/conventions/{convention_id}/
-
-        Errors (nsmclient.ApiError and its subclasses):
-            401: not logged in, or no valid token
-            403: not logged in (session), or not this role
-            404: no such record, or no such page
-        """
-        return self._call(
-            "GET",
-            "/api/conventions/{convention_id}/",
-            path_params={"convention_id": convention_id},
-        )
-
-    def conventions_apply_create(
-        self,
-        convention_id: int,
-    ) -> AppliedOut:
-        """POST /api/conventions/{convention_id}/apply/
-
-        Errors (nsmclient.ApiError and its subclasses):
-            401: not logged in, or no valid token
-            403: not logged in (session), or not this role
-            404: no such record, or no such page
-            409: the record's state forbids it now; nothing written
-        """
-        return self._call(
-            "POST",
-            "/api/conventions/{convention_id}/apply/",
-            path_params={"convention_id": convention_id},
-        )
-
-    def conventions_revise_create(
-        self,
-        convention_id: int,
-        body: ConventionReviseIn,
-    ) -> ConventionDetailOut:
-        """A new version, to be voted on; the gold its earlier versions set is marked for review at once.
-
-        POST /api/conventions/{convention_id}/revise/
-
-        Errors (nsmclient.ApiError and its subclasses):
-            400: bad values, each named by its field ({field: [messages]}), or {detail: message}; nothing
-                written
-            401: not logged in, or no valid token
-            403: not logged in (session), or not this role
-            404: no such record, or no such page
-            409: the record's state forbids it now; nothing written
-            415: the body in a media type the operation does not read
-        """
-        return self._call(
-            "POST",
-            "/api/conventions/{convention_id}/revise/",
-            path_params={"convention_id": convention_id},
-            json=body,
-        )
-
-    def conventions_vote_create(
-        self,
-        convention_id: int,
-        body: ConventionVoteIn,
-    ) -> ConventionOut:
-        """POST /api/conventions/{convention_id}/vote/
-
-        Errors (nsmclient.ApiError and its subclasses):
-            400: bad values, each named by its field ({field: [messages]}), or {detail: message}; nothing
-                written
-            401: not logged in, or no valid token
-            403: not logged in (session), or not this role
-            404: no such record, or no such page
-            409: the record's state forbids it now; nothing written
-            415: the body in a media type the operation does not read
-        """
-        return self._call(
-            "POST",
-            "/api/conventions/{convention_id}/vote/",
-            path_params={"convention_id": convention_id},
-            json=body,
-        )
-
-    def conventions_withdraw_create(
-        self,
-        convention_id: int,
-    ) -> ConventionOut:
-        """POST /api/conventions/{convention_id}/withdraw/
-
-        Errors (nsmclient.ApiError and its subclasses):
-            401: not logged in, or no valid token
-            403: not logged in (session), or not this role
-            404: no such record, or no such page
-            409: the record's state forbids it now; nothing written
-        """
-        return self._call(
-            "POST",
-            "/api/conventions/{convention_id}/withdraw/",
-            path_params={"convention_id": convention_id},
-        )
 
     def rounds_gold_list(
         self,

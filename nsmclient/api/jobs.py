@@ -6,15 +6,13 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypedDict
 
-from nsmclient.api.common import BlankEnum, FileInput, OperationsBase, Page, TextFieldEnum
+from nsmclient.api.common import BlankEnum, OperationsBase, Page, TextFieldEnum
 
 JobOutStatusEnum = Literal["queued", "running", "done", "failed", "cancelled"]
-KindEnum = Literal["emoexpl", "raw"]
 MethodEnum = Literal["lora", "classifier"]
 PrefillInBackendEnum = Literal["lexical", "transformers", "openai", "classifier"]
 PrefillInModeEnum = Literal["schema", "free"]
 RawExportInFormatEnum = Literal["jsonl", "csv"]
-ExportsListKind = Literal["", "emoexpl", "raw"]
 JobsListKind = Literal[
     "",
     "export",
@@ -27,51 +25,6 @@ JobsListKind = Literal[
     "verify",
 ]
 JobsListStatus = Literal["", "cancelled", "done", "failed", "queued", "running"]
-
-
-class DifferenceOut(TypedDict):
-    #: the record's id (source:source_id); empty for the archive's other parts
-    item: str
-    #: the construal's index; null: the item's
-    construal: int | None
-    #: the slot; empty when the difference is not one slot's
-    slot: str
-    #: what differs: explication, provenance, routing.label, lines, ...
-    field: str
-    #: the published value (null: unresolved)
-    archive: Any
-    #: the rebuilt value (null: unresolved)
-    replay: Any
-
-
-class ExportDetailOut(TypedDict):
-    id: int
-    kind: NotRequired[KindEnum]
-    job: NotRequired[int | None]
-    #: empty: the whole gold corpus
-    round: NotRequired[int | None]
-    scope: str
-    created_by: str | None
-    created_at: str
-    filename: str
-    bytes: int
-    #: of the archive
-    sha256: str
-    records: int
-    lines: NotRequired[int]
-    #: model @ revision; empty: not verified
-    verifier: NotRequired[str]
-    rule_set_version: str
-    #: absolute URL of the file's download
-    download: str
-    #: absolute URL of the zipped Hugging Face datasets folder; null when it has none
-    hf_download: str | None
-    jsonl_sha256: str
-    manifest: Any
-    #: how the archive was made (the manifest's recipe: exports.recipe); null: none recorded
-    recipe: dict[str, Any]
-    #: POST here to replay it (absolute URL)
-    replay: str
 
 
 class ExportIn(TypedDict):
@@ -90,30 +43,6 @@ class ExportIn(TypedDict):
     #: a zip beside the archive that datasets.load_dataset reads: gold, contrast and raw configs with a
     #: dataset card
     hf: NotRequired[bool]
-
-
-class ExportOut(TypedDict):
-    id: int
-    kind: NotRequired[KindEnum]
-    job: NotRequired[int | None]
-    #: empty: the whole gold corpus
-    round: NotRequired[int | None]
-    scope: str
-    created_by: str | None
-    created_at: str
-    filename: str
-    bytes: int
-    #: of the archive
-    sha256: str
-    records: int
-    lines: NotRequired[int]
-    #: model @ revision; empty: not verified
-    verifier: NotRequired[str]
-    rule_set_version: str
-    #: absolute URL of the file's download
-    download: str
-    #: absolute URL of the zipped Hugging Face datasets folder; null when it has none
-    hf_download: str | None
 
 
 class JobOut(TypedDict):
@@ -188,33 +117,6 @@ class RawExportIn(TypedDict):
     round: int
     #: JSONL: one JSON object per revision; CSV: a header row and one column per slot
     format: NotRequired[RawExportInFormatEnum]
-
-
-class ReplayIn(TypedDict):
-    #: the EmoExpl archive (.zip) an export wrote
-    archive: FileInput
-
-
-class ReplayOut(TypedDict):
-    #: the archive's file name
-    archive: str
-    #: the rebuilt archive is byte for byte the given one
-    identical: bool
-    archive_sha256: str
-    replay_sha256: str
-    #: records in the archive
-    records: int
-    #: records rebuilt from the history
-    replayed: int
-    differing_records: int
-    differences_total: int
-    #: the first 200 differences
-    differences: list[DifferenceOut]
-    notes: list[str]
-    #: the moment rebuilt: the recipe's as_of
-    as_of: dict[str, Any]
-    #: the archive carries a recipe
-    recipe: bool
 
 
 class TrainIn(TypedDict):
@@ -294,116 +196,11 @@ class VerifyIn(TypedDict):
     round: NotRequired[int]
 
 
-PaginatedExportOutList = Page[ExportOut]
-
-
 PaginatedJobOutList = Page[JobOut]
 
 
 class JobsOperations(OperationsBase):
     """The operations of /api/ for jobs."""
-
-    def exports_list(
-        self,
-        *,
-        kind: ExportsListKind | None = None,
-        page: int | None = None,
-        round: int | str | None = None,
-    ) -> PaginatedExportOutList:
-        """Completed exports of both kinds (EmoExpl gold archives, raw annotations), newest first;
-        ?kind=emoexpl|raw, ?round= (a round's id).
-
-        GET /api/exports/
-
-        Parameters:
-            page: A page number within the paginated result set.
-            round: a round's id
-
-        Errors (nsmclient.ApiError and its subclasses):
-            400: bad parameters: each named, with the reason
-            401: not signed in (with an authentication that asks for credentials)
-            403: not signed in, or not an admin
-            404: no such object
-        """
-        return self._call("GET", "/api/exports/", query={"kind": kind, "page": page, "round": round})
-
-    def exports_replay_upload(
-        self,
-        body: ReplayIn,
-    ) -> ReplayOut:
-        """Replay an uploaded EmoExpl archive against this database's history.
-
-        POST /api/exports/replay/
-
-        Errors (nsmclient.ApiError and its subclasses):
-            400: bad parameters: each named, with the reason
-            401: not signed in (with an authentication that asks for credentials)
-            403: not signed in, or not an admin
-            415: not multipart/form-data
-        """
-        return self._call("POST", "/api/exports/replay/", multipart=body, files=("archive",))
-
-    def exports_retrieve(
-        self,
-        id: int,
-    ) -> ExportDetailOut:
-        """One export, with its manifest.
-
-        GET /api/exports/{id}/
-
-        Errors (nsmclient.ApiError and its subclasses):
-            401: not signed in (with an authentication that asks for credentials)
-            403: not signed in, or not an admin
-            404: no such object
-        """
-        return self._call("GET", "/api/exports/{id}/", path_params={"id": id})
-
-    def exports_download_retrieve(
-        self,
-        id: int,
-    ) -> bytes:
-        """The export's file, the same response as the Exports page's download.
-
-        GET /api/exports/{id}/download/
-
-        Errors (nsmclient.ApiError and its subclasses):
-            401: not signed in (with an authentication that asks for credentials)
-            403: not signed in, or not an admin
-            404: no such export, or its file is no longer on the server
-        """
-        return self._call("GET", "/api/exports/{id}/download/", path_params={"id": id}, binary=True)
-
-    def exports_hf_zip_retrieve(
-        self,
-        id: int,
-    ) -> bytes:
-        """The export's Hugging Face datasets folder as a zip (``datasets.load_dataset`` reads the
-        folder unzipped), the same response as the Exports page's link.
-
-        GET /api/exports/{id}/hf.zip
-
-        Errors (nsmclient.ApiError and its subclasses):
-            401: not signed in (with an authentication that asks for credentials)
-            403: not signed in, or not an admin
-            404: no such export, or it has no datasets folder on the server
-        """
-        return self._call("GET", "/api/exports/{id}/hf.zip", path_params={"id": id}, binary=True)
-
-    def exports_replay(
-        self,
-        id: int,
-    ) -> ReplayOut:
-        """Replay a stored export (its file on the server) against this database's history.
-
-        POST /api/exports/{id}/replay/
-
-        Errors (nsmclient.ApiError and its subclasses):
-            400: bad parameters: each named, with the reason
-            401: not signed in (with an authentication that asks for credentials)
-            403: not signed in, or not an admin
-            404: no such export, or its file is gone
-        """
-        return self._call("POST", "/api/exports/{id}/replay/", path_params={"id": id})
 
     def jobs_list(
         self,
