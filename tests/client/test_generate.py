@@ -18,7 +18,7 @@ import pytest
 from drf_spectacular.generators import SchemaGenerator
 
 import nsmclient
-from nsmclient import api, generate
+from nsmclient import api, codegen, generate
 from nsmclient.client import Client
 from nsmclient.flows import Flows
 
@@ -61,30 +61,27 @@ def test_one_module_per_feature_each_short_and_importing_only_common():
             assert ours <= {"nsmclient.api.common"}, (path.name, ours)
     mixins = [m for m in modules if m.__name__ != "nsmclient.api.common"]
     assert api.Operations.__mro__[1 : len(mixins) + 1] == tuple(
-        getattr(m, generate._camel(m.__name__.rsplit(".", 1)[-1]) + "Operations") for m in mixins
+        getattr(m, codegen.camel(m.__name__.rsplit(".", 1)[-1]) + "Operations") for m in mixins
     )
 
 
 def operation_ids(schema: dict) -> set[str]:
     return {
-        op["operationId"]
-        for ops in schema["paths"].values()
-        for m, op in ops.items()
-        if m in generate.METHODS
+        op["operationId"] for ops in schema["paths"].values() for m, op in ops.items() if m in codegen.METHODS
     }
 
 
 def test_every_operation_of_the_api_is_a_method_and_no_flow_hides_one(schema):
     ids = operation_ids(schema)
     assert len(ids) >= 60
-    assert {generate._identifier(i) for i in ids} <= set(dir(Client))
+    assert {codegen.identifier(i) for i in ids} <= set(dir(Client))
     hand_written = {name for cls in (Flows, Client) for name in vars(cls) if not name.startswith("_")} - {
         "token",
         "retries",
         "max_wait",
     }
-    assert hand_written <= generate.RESERVED  # the generator refuses an operation named like one
-    assert not hand_written & {generate._identifier(i) for i in ids}
+    assert hand_written <= codegen.RESERVED  # the generator refuses an operation named like one
+    assert not hand_written & {codegen.identifier(i) for i in ids}
 
 
 def test_every_type_the_modules_name_resolves():
@@ -222,7 +219,7 @@ def test_a_type_too_long_for_its_line_is_named_after_the_classes():
     assert "    held: NotRequired[BoxHeld]\n" in text
     alias = "BoxHeld = (\n" + "".join(f"    {'| ' if i else ''}{n}\n" for i, n in enumerate([*names, "None"]))
     assert alias + ")\n\n\nclass OperationsBase(ABC):" in text  # after the classes it names, as ruff wraps it
-    assert all(len(line) <= generate.WIDTH for line in text.splitlines())
+    assert all(len(line) <= codegen.WIDTH for line in text.splitlines())
 
 
 def test_the_command_writes_checks_and_refuses_an_unreadable_schema(tmp_path, capsys):
