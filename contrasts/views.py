@@ -104,9 +104,9 @@ def contrast_pair_add(request: HttpRequest, pk: int) -> HttpResponse:
         try:
             pair = pair_add(user=request.user, pair_set=pair_set, **form.values())
         except ContrastError as error:
-            if error.api_status == 409:
+            if error.api_status == 409:  # frozen since the page was opened: the set's page says so
                 messages.error(request, str(error))
-                return redirect("contrast_set", pk)
+                return contrast_set(request, pk, form=form, status=409)
             form.add_problems(error)
         else:
             messages.success(

@@ -136,8 +136,10 @@ def test_freeze_and_new_version_from_the_page(client, adjudicator, pair_set):
     made = client.post(reverse("contrast_set_new_version", args=[pair_set.pk]))
     second = PairSet.objects.get(name="pilot-pairs", version=2)
     assert made["Location"] == reverse("contrast_set", args=[second.pk]) and second.pairs.count() == 3
-    refused = client.post(reverse("contrast_pair_add", args=[pair_set.pk]), form_post(pair_set), follow=True)
-    assert "is frozen: open a new version" in refused.content.decode() and pair_set.pairs.count() == 3
+    # a pair posted to a set frozen since the page was opened: a conflict, said on the set's page
+    refused = client.post(reverse("contrast_pair_add", args=[pair_set.pk]), form_post(pair_set))
+    assert refused.status_code == 409 and "is frozen: open a new version" in refused.content.decode()
+    assert pair_set.pairs.count() == 3
 
 
 def test_scores_per_parser_by_htmx_and_as_a_page(client, adjudicator, pair_set, tiny_parser):
