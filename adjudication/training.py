@@ -15,9 +15,9 @@ from django.utils.translation import gettext as _
 
 from adjudication.models import GoldConstrual, GoldItem
 from annotator.models import SLOT_FIELDS, Annotation, Assignment, Item, ItemSet, ItemSetMember, Round
-from nsmcore.parsers.supervision import LabelledText
 from nsmcore.training_data import (
     HELD_OUT_TIERS,
+    LabelledText,
     TrainingDataError,
     TrainingRecord,
     held_out_message,
@@ -186,7 +186,7 @@ def training_refusal(round_: Round) -> str:
 class LabelledSource:
     """The labelled texts an item set gives training through the rules, and what was left out."""
 
-    rows: list[Any]  # nsmcore.parsers.supervision.LabelledText
+    rows: list[Any]  # nsmcore.training_data.LabelledText
     left_out: dict[str, int]
 
 

@@ -27,7 +27,7 @@ from learning.jobs import job_queue_start, job_retrain_start, job_simulate_start
 from learning.models import QueuePolicy
 from learning.selectors import queue_entries, queue_policy, queue_state
 from learning.services import queue_policy_set
-from nsmcore.queue import ORDERS
+from nsmcore.queue_orders import ORDERS
 
 IsAdjudicatorOrAdmin = HasRole(
     ADJUDICATOR, ADMIN, message=gettext_lazy("the learning queue is for adjudicators and admins")

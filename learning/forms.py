@@ -5,7 +5,7 @@ from django.utils.translation import gettext_lazy as _
 
 from annotator.models import ParserPrediction, Round
 from learning.models import QueuePolicy
-from nsmcore.queue import DEFAULT_RANDOM_SHARE
+from nsmcore.queue_orders import DEFAULT_RANDOM_SHARE
 
 
 class QueuePolicyForm(forms.Form):

@@ -4,7 +4,7 @@ from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
 from annotator.models import Item, ItemSet, Round
-from nsmcore.queue import DEFAULT_RANDOM_SHARE, INFORMATIVE, MIXED, RANDOM
+from nsmcore.queue_orders import DEFAULT_RANDOM_SHARE, INFORMATIVE, MIXED, RANDOM
 
 
 class QueuePolicy(models.Model):

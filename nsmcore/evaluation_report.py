@@ -6,9 +6,10 @@ flags, distributional scoring, sensitivity, consistency), each JSON-ready throug
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from nsmcore.scoring import DistributionalScore
+if TYPE_CHECKING:  # an annotation only: scoring brings numpy
+    from nsmcore.scoring import DistributionalScore
 
 
 class EvaluationError(ValueError):

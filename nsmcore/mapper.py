@@ -7,6 +7,10 @@ reworded description or reformatted file keeps its hash, and any change to a con
 Single routing evaluates the conditions directly. Batch routing encodes explications as value
 indices and, per slot, looks up the bitmask of rules that slot's value does not exclude; the AND
 over the twelve slots is the fired set, and its lowest set bit is the winning rule.
+
+Batch routing imports numpy when it is first called: a process that routes one explication at a
+time (the job worker at rest, every process's settings checking the configured rule set) does not
+hold it (issue 24's memory goal; tests/app/test_process_imports.py).
 """
 
 from __future__ import annotations
@@ -18,9 +22,7 @@ from dataclasses import dataclass, field
 from functools import cache, cached_property
 from importlib import resources
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from nsmcore.legality import check
 from nsmcore.schema import (
@@ -30,6 +32,9 @@ from nsmcore.schema import (
     SchemaProblem,
     canonical_value,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
 
 ABSTAIN = "abstain"
 ILLEGAL = "illegal"
@@ -88,6 +93,8 @@ class RuleSet:
     @cached_property
     def slot_masks(self) -> tuple[np.ndarray, ...]:
         """Per slot, indexed by value index: the bitmask of rules that value leaves possible."""
+        import numpy as np
+
         tables = []
         for slot in SLOTS:
             table = np.zeros(len(slot.values), dtype=np.uint64)
@@ -243,12 +250,16 @@ def _decide(explication: Explication, fired_indices: list[int], rule_set: RuleSe
 
 def encode(explications: Iterable[Explication]) -> np.ndarray:
     """An (n, 12) int8 array of value indices, the batch routing input."""
+    import numpy as np
+
     rows = [e.codes() for e in explications]
     return np.asarray(rows, dtype=np.int8).reshape(len(rows), len(SLOTS))
 
 
 def fired_masks(codes: np.ndarray, rule_set: RuleSet | None = None) -> np.ndarray:
     """The fired set of each row of ``codes`` as a uint64 bitmask (bit k = rule k)."""
+    import numpy as np
+
     rule_set = rule_set or load_rule_set()
     codes = np.asarray(codes)
     if codes.ndim != 2 or codes.shape[1] != len(SLOTS):
@@ -262,6 +273,8 @@ def fired_masks(codes: np.ndarray, rule_set: RuleSet | None = None) -> np.ndarra
 
 def first_rule(masks: np.ndarray) -> np.ndarray:
     """Index of the lowest set bit of each mask (the winning rule), -1 where none fired."""
+    import numpy as np
+
     masks = np.asarray(masks, dtype=np.uint64)
     lowest = masks & (~masks + np.uint64(1))
     out = np.full(masks.shape, -1, dtype=np.int16)
@@ -279,6 +292,8 @@ def route_codes(codes: np.ndarray, rule_set: RuleSet | None = None) -> tuple[np.
 
 def route_batch(objs: Sequence[Any], rule_set: RuleSet | None = None) -> list[Routing]:
     """Route many explications at once; the same answers as :func:`route` on each."""
+    import numpy as np
+
     rule_set = rule_set or load_rule_set()
     # Corpora repeat explications (the space is small): check and route each distinct one once.
     keys = [_memo_key(obj) for obj in objs]
@@ -322,4 +337,6 @@ def _memo_key(obj: Any) -> Any:
 
 
 def popcount(masks: np.ndarray) -> np.ndarray:
+    import numpy as np
+
     return np.bitwise_count(np.asarray(masks, dtype=np.uint64))

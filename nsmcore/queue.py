@@ -37,11 +37,9 @@ from typing import Any
 import numpy as np
 
 from nsmcore.decoding import RuleLattice, label_mass, normalise, rule_lattice
+from nsmcore.queue_orders import DEFAULT_RANDOM_SHARE, INFORMATIVE, MIXED, ORDERS, RANDOM
 from nsmcore.schema import SLOTS
 
-RANDOM, INFORMATIVE, MIXED = "random", "informative", "mixed"
-ORDERS = (RANDOM, INFORMATIVE, MIXED)
-DEFAULT_RANDOM_SHARE = 0.2
 TIE_DECIMALS = 3
 #: how many answers a slot value's own disagreement rate counts as, against its slot's rate
 SHRINKAGE = 2.0

@@ -37,6 +37,16 @@ FORMATS = ("prompt", "chat", "pairs")
 DATA_FORMAT_VERSION = "1"
 
 
+@dataclass(frozen=True)
+class LabelledText:
+    """A text with its reference emotion label and, optionally, its appraisal ratings."""
+
+    text: str
+    label: str
+    appraisals: Mapping[str, Any] = field(default_factory=dict)
+    id: str = ""
+
+
 class TrainingDataError(ValueError):
     """Training data that cannot be made: the message names the items or the problem."""
 

@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from nsmcore.schema import SLOTS
+from nsmcore.training_data import LabelledText as LabelledText  # defined beside the records, free of numpy
 
 #: the appraisal rule: (slot, value, factor, conditions); every condition is (rating, op, cut)
 #: with op ">=" or "<=" on the 1-5 scale, all must hold. Factors are likelihood ratios against
@@ -54,16 +54,6 @@ APPRAISAL_EVIDENCE: tuple[tuple[str, str, float, tuple[tuple[str, str, int], ...
 
 class SupervisionError(ValueError):
     """Weak supervision that cannot be used; the message names the text and the problem."""
-
-
-@dataclass(frozen=True)
-class LabelledText:
-    """A text with its reference emotion label and, optionally, its appraisal ratings."""
-
-    text: str
-    label: str
-    appraisals: Mapping[str, Any] = field(default_factory=dict)
-    id: str = ""
 
 
 def _holds(ratings: Mapping[str, Any], rating: str, op: str, cut: int) -> bool:

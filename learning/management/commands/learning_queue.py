@@ -26,7 +26,7 @@ from jobs.services import job_run
 from learning.jobs import job_queue_start, job_retrain_start, job_simulate_start
 from learning.selectors import queue_entries, queue_policy
 from learning.services import QueuePolicyError, queue_clear, queue_policy_set
-from nsmcore.queue import ORDERS
+from nsmcore.queue_orders import ORDERS
 
 
 def _bad(message: str) -> CommandError:
