@@ -9,5 +9,8 @@ class ExportsConfig(AppConfig):
     verbose_name = "Exports"
 
     def ready(self) -> None:
-        # register the two export kinds, and the export's Hugging Face datasets folder step
-        from exports import export, hf, raw_export  # noqa: F401
+        from jobs.kinds import job_kind_module
+
+        # the two export kinds; the export's Hugging Face datasets folder step comes with its kind
+        job_kind_module("export", "exports.export", "exports.hf")
+        job_kind_module("rawexport", "exports.raw_export")

@@ -23,7 +23,7 @@ from annotator.api_fields import Flag, Text
 from annotator.models import ItemSet, Round
 from annotator.roles import ADMIN, HasRole
 from jobs.filters import JobFilter
-from jobs.kinds import KINDS, JobError, kinds_related
+from jobs.kinds import JobError, kinds_related, registered_kind
 from jobs.models import Job
 from jobs.services import QUEUE_DOWN, job_cancel, job_queue, job_resume
 
@@ -74,7 +74,7 @@ class JobOut(serializers.ModelSerializer):
 
     @extend_schema_field(serializers.URLField(allow_null=True))
     def get_download(self, job: Job) -> str | None:
-        kind = KINDS.get(job.kind)
+        kind = registered_kind(job.kind)
         path = kind.result_path(job) if kind is not None and kind.result_path is not None else None
         return absolute(self.context.get("request"), path) if path else None
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 import django_filters
 
 from annotator.models import Round
-from jobs.kinds import KINDS
+from jobs.kinds import kinds
 from jobs.models import Job
 
 
 def kind_choices() -> list[tuple[str, str]]:
     """The registered kinds (read when asked: each feature registers its own)."""
-    return [(name, kind.label) for name, kind in sorted(KINDS.items())]
+    return [(name, kind.label) for name, kind in sorted(kinds().items())]
 
 
 class RegisteredKinds:

@@ -13,13 +13,16 @@ dataclass has no field for, a missing key with no default, a value of the wrong 
 bounds is a JobError naming the field.
 
 To add a kind: in its feature app, a module with a ``Params`` subclass, a runner and one
-``job_kind_register`` call, imported by the app's ``AppConfig.ready``; a start form (``form``) puts
-it on the Jobs page.
+``job_kind_register`` call, and ``job_kind_module(name, module)`` in the app's ``AppConfig.ready``;
+a start form (``form``) puts it on the Jobs page. The module is imported when the kind is first
+asked for (``registered_kind``, ``kinds``), not at start: a job worker at rest holds none of the
+kinds' libraries (numpy, the parsers' and the exports' code; issue 24's memory goal).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import types
 import typing
 from collections.abc import Callable
@@ -190,8 +193,16 @@ class JobKind:
     resume_problem: Callable[[Any, Any], str | None] | None = None
 
 
-#: every registered kind, by name
+#: every registered kind, by name (read it through ``kinds`` or ``registered_kind``, which import
+#: the declared modules first)
 KINDS: dict[str, JobKind] = {}
+#: the modules that register each declared kind, in the order the apps declared them
+DECLARED: dict[str, tuple[str, ...]] = {}
+
+
+def job_kind_module(name: str, *modules: str) -> None:
+    """Declare that importing ``modules`` registers the kind ``name`` (an app's ready())."""
+    DECLARED[name] = modules
 
 
 def job_kind_register(kind: JobKind) -> JobKind:
@@ -202,21 +213,41 @@ def job_kind_register(kind: JobKind) -> JobKind:
     return kind
 
 
+def registered_kind(name: str) -> JobKind | None:
+    """The kind ``name``, its modules imported first if it is only declared; None if no app has it."""
+    if name not in KINDS and name in DECLARED:
+        for module in DECLARED[name]:
+            importlib.import_module(module)
+        if name not in KINDS:
+            modules = ", ".join(DECLARED[name])
+            raise LookupError(f"job kind {name!r} is declared, but {modules} registered no kind of that name")
+    return KINDS.get(name)
+
+
+def kinds() -> dict[str, JobKind]:
+    """Every kind, each declared one imported: in the order the apps declared them, then any
+    registered without a declaration."""
+    for name in DECLARED:
+        registered_kind(name)
+    order = [*DECLARED, *(name for name in KINDS if name not in DECLARED)]
+    return {name: KINDS[name] for name in order if name in KINDS}
+
+
 def job_kind(name: str) -> JobKind:
-    try:
-        return KINDS[name]
-    except KeyError:
-        known = ", ".join(sorted(KINDS)) or _("none")
+    kind = registered_kind(name)
+    if kind is None:
+        known = ", ".join(sorted(kinds())) or _("none")
         raise JobError(
             _("unknown job kind %(name)s; kinds: %(known)s") % {"name": repr(name), "known": known}
-        ) from None
+        )
+    return kind
 
 
 def kinds_related() -> list[str]:
-    """Every registered kind's relations to read with a job in lists."""
-    return sorted({name for kind in KINDS.values() for name in kind.related})
+    """Every kind's relations to read with a job in lists."""
+    return sorted({name for kind in kinds().values() for name in kind.related})
 
 
 def kinds_startable() -> list[JobKind]:
-    """The kinds a form starts from the Jobs page, in the order they were registered."""
-    return [kind for kind in KINDS.values() if kind.form]
+    """The kinds a form starts from the Jobs page, in the order they were declared."""
+    return [kind for kind in kinds().values() if kind.form]

@@ -17,7 +17,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from annotator.models import ItemSet, Round
-from jobs.kinds import KINDS, JobError, JobKind, Params, job_kind
+from jobs.kinds import JobError, JobKind, Params, job_kind, registered_kind
 
 ACTIVE = ("queued", "running")
 
@@ -99,13 +99,13 @@ class Job(models.Model):
 
     @property
     def kind_label(self) -> str:
-        kind = KINDS.get(self.kind)
+        kind = registered_kind(self.kind)
         return kind.label if kind else self.kind
 
     @property
     def unit(self) -> str:
         """What total and done count: items, or a training job's steps."""
-        kind = KINDS.get(self.kind)
+        kind = registered_kind(self.kind)
         return kind.unit if kind else _("items")
 
     @property
@@ -126,7 +126,7 @@ class Job(models.Model):
             return _("round %(name)s") % {"name": self.round.name}
         if self.item_set_id:
             return _("item set %(name)s") % {"name": self.item_set.name}
-        kind = KINDS.get(self.kind)
+        kind = registered_kind(self.kind)
         return kind.whole if kind else "-"
 
     @property

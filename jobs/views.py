@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from annotator.roles import ADMIN, require_role
-from jobs.kinds import KINDS, JobError, JobKind, kinds_startable
+from jobs.kinds import JobError, JobKind, kinds_startable, registered_kind
 from jobs.models import Job
 from jobs.selectors import jobs_recent
 from jobs.services import JobConflict, job_cancel, job_resume
@@ -55,7 +55,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
 def job_start(request: HttpRequest, kind: str) -> HttpResponse:
     """Start a job of a registered kind with its form; a refusal (400 naming the field, 409 when
     the same job is active) shows the Jobs page with that form open."""
-    job_kind = KINDS.get(kind)
+    job_kind = registered_kind(kind)
     if job_kind is None or not job_kind.form:
         raise Http404(f"no job kind {kind!r} is started from this page")
     form = start_form(job_kind, request.POST)
@@ -95,7 +95,7 @@ def _status_context(job: Job) -> dict:
         params, params_error = job.typed_params, ""
     except JobError as error:
         params, params_error = None, str(error)
-    kind = KINDS.get(job.kind)
+    kind = registered_kind(job.kind)
     extra = kind.status_context(job) if kind and kind.status_context and params is not None else {}
     return {"job": job, "params": params, "params_error": params_error, **extra}
 

@@ -1,4 +1,16 @@
+from typing import Any
+
 from django.apps import AppConfig
+
+
+def gold_saved(sender: Any, instance: Any, **kwargs: Any) -> None:
+    """A resolved gold item may start its round's retraining (learning.auto). That module and the
+    queue's code it brings (numpy, the retrain kind) load with the first resolved item saved, not in
+    every process at start: the job worker at rest holds none of it (issue 24's memory goal)."""
+    if instance.status == instance.Status.RESOLVED:
+        from learning.auto import on_gold_saved
+
+        on_gold_saved(sender, instance, **kwargs)
 
 
 class LearningConfig(AppConfig):
@@ -13,7 +25,8 @@ class LearningConfig(AppConfig):
         from django.db.models.signals import post_save
 
         from adjudication.models import GoldItem
-        from learning import jobs  # noqa: F401  (registers the queue, retrain and simulate kinds)
-        from learning.auto import on_gold_saved
+        from jobs.kinds import job_kind_module
 
-        post_save.connect(on_gold_saved, sender=GoldItem, dispatch_uid="learning-retrain-if-due")
+        for kind in ("ranking", "retrain", "simulate"):  # learning.jobs: QUEUE, RETRAIN, SIMULATE
+            job_kind_module(kind, "learning.jobs")
+        post_save.connect(gold_saved, sender=GoldItem, dispatch_uid="learning-retrain-if-due")

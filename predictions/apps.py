@@ -9,4 +9,6 @@ class PredictionsConfig(AppConfig):
     verbose_name = "Parser predictions"
 
     def ready(self) -> None:
-        from predictions import prefill  # noqa: F401  (registers the prefill kind)
+        from jobs.kinds import job_kind_module
+
+        job_kind_module("prefill", "predictions.prefill")

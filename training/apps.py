@@ -9,4 +9,6 @@ class TrainingConfig(AppConfig):
     verbose_name = "Parser training"
 
     def ready(self) -> None:
-        from training import train  # noqa: F401  (registers the train kind)
+        from jobs.kinds import job_kind_module
+
+        job_kind_module("train", "training.train")  # imported when a train job is first asked for

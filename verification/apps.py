@@ -10,4 +10,6 @@ class VerificationConfig(AppConfig):
     verbose_name = "NLI verification"
 
     def ready(self) -> None:
-        from verification import verify  # noqa: F401  (registers the verify kind)
+        from jobs.kinds import job_kind_module
+
+        job_kind_module("verify", "verification.verify")

@@ -16,6 +16,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 #: what no process holds until it needs it (the models and the statistics)
 HEAVY = ["torch", "transformers", "sklearn", "scipy", "jwt", "cryptography", "mozilla_django_oidc.auth"]
+#: what a job worker at rest does not hold: each kind's module loads with the first job of it, and
+#: numpy with the first job that computes (14 MiB of the worker's 72 at start)
+JOB_CODE = ["numpy", "training.train", "predictions.prefill", "verification.verify", "exports.export",
+            "exports.hf", "exports.raw_export", "learning.jobs", "learning.auto"]  # fmt: skip
 
 
 def held(probe: str, watched: list[str], **env: str) -> list[str]:
@@ -69,7 +73,7 @@ app.loader.import_default_modules()
 
     env = children_env("config.settings.test")
     assert env["CELERY_SKIP_CHECKS"]
-    assert held(probe, [*HEAVY, *web], CELERY_SKIP_CHECKS=env["CELERY_SKIP_CHECKS"]) == []
+    assert held(probe, [*HEAVY, *web, *JOB_CODE], CELERY_SKIP_CHECKS=env["CELERY_SKIP_CHECKS"]) == []
     # a worker started on its own still checks, and with them loads the URL patterns
     assert "config.urls" in held(probe, web)
 
@@ -109,3 +113,17 @@ def test_on_sqlite_the_web_process_holds_no_postgresql_driver(tmp_path):
     postgres = {"DATABASE_URL": "postgres://nsm@127.0.0.1:5432/nsm"}
     probe = "import config.wsgi\nfrom rest_framework.compat import postgres_fields\nassert postgres_fields"
     assert held(probe, ["psycopg"], **postgres) == ["psycopg"]
+
+
+def test_a_kind_is_imported_with_the_first_job_of_it():
+    """The worker looks a job's kind up when it runs the job: the kind's modules load then, the
+    export's Hugging Face step with its kind, and no kind it does not use."""
+    probe = """
+import django
+django.setup()
+from jobs.kinds import job_kind
+assert job_kind("export").name == "export"
+"""
+    loaded = held(probe, JOB_CODE)
+    assert {"exports.export", "exports.hf", "numpy"} <= set(loaded)  # verify's too: the export reads it
+    assert not {"training.train", "predictions.prefill", "learning.jobs"} & set(loaded)
