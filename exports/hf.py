@@ -428,4 +428,4 @@ def hf_zip_beside(job: Job, params: ExportParams, archive: Path) -> None:
         raise
 
 
-ARCHIVE_STEPS.append(hf_zip_beside)  # exports.apps imports this module, as it does the kinds'
+ARCHIVE_STEPS.append(hf_zip_beside)  # declared with the export kind (exports.apps): imported whenever it is

@@ -198,6 +198,8 @@ class JobKind:
 KINDS: dict[str, JobKind] = {}
 #: the modules that register each declared kind, in the order the apps declared them
 DECLARED: dict[str, tuple[str, ...]] = {}
+#: the declared kinds whose modules are imported
+_IMPORTED: set[str] = set()
 
 
 def job_kind_module(name: str, *modules: str) -> None:
@@ -214,13 +216,15 @@ def job_kind_register(kind: JobKind) -> JobKind:
 
 
 def registered_kind(name: str) -> JobKind | None:
-    """The kind ``name``, its modules imported first if it is only declared; None if no app has it."""
-    if name not in KINDS and name in DECLARED:
-        for module in DECLARED[name]:
+    """The kind ``name``, its declared modules imported first (all of them, even when another
+    module imported the one that registers it); None if no app has it."""
+    modules = DECLARED.get(name, ())
+    if modules and name not in _IMPORTED:
+        for module in modules:
             importlib.import_module(module)
         if name not in KINDS:
-            modules = ", ".join(DECLARED[name])
-            raise LookupError(f"job kind {name!r} is declared, but {modules} registered no kind of that name")
+            raise LookupError(f"job kind {name!r} is declared, but {', '.join(modules)} registered none")
+        _IMPORTED.add(name)
     return KINDS.get(name)
 
 

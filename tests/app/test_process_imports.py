@@ -117,10 +117,13 @@ def test_on_sqlite_the_web_process_holds_no_postgresql_driver(tmp_path):
 
 def test_a_kind_is_imported_with_the_first_job_of_it():
     """The worker looks a job's kind up when it runs the job: the kind's modules load then, the
-    export's Hugging Face step with its kind, and no kind it does not use."""
+    export's Hugging Face step with its kind (even when another module imported the kind's own
+    module first: a browser test's worker then wrote no datasets folder), and no kind it does not
+    use."""
     probe = """
 import django
 django.setup()
+import exports.export  # as another module may, before the worker asks for the kind
 from jobs.kinds import job_kind
 assert job_kind("export").name == "export"
 """
