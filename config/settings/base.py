@@ -308,6 +308,7 @@ if REDIS_URL:
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("NSM_JOB_REDELIVER_SECONDS", 600)}
 else:
     CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT = "config.broker:Transport"  # kombu's, writing each message whole
     CELERY_BROKER_TRANSPORT_OPTIONS = filesystem_broker(NSM_BROKER_DIR)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

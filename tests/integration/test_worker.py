@@ -40,7 +40,8 @@ def test_the_embedded_broker_runs_a_prefill_job_without_any_server(tmp_path):
     run_prefill_through_the_worker(deployment, tmp_path)
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT count(*) FROM annotator_parserprediction").fetchone() == (N_ITEMS,)
-    assert "Connected to filesystem://" in deployment.worker_log()
+    # the embedded broker: kombu's filesystem transport as config.broker writes it
+    assert "Connected to config.broker:Transport://" in deployment.worker_log()
 
 
 def test_a_worker_on_redis_runs_a_prefill_job_on_postgresql(tmp_path, redis_url, postgres_database):
