@@ -139,6 +139,11 @@ def test_a_killed_worker_is_started_again_and_the_site_answers_throughout(prod, 
     def kill_worker(server: Server) -> None:
         (worker,) = [p for p in server.children() if "celery" in " ".join(p.cmdline())]
         worker.kill()
+        # wait for the supervisor to see it and start another: under load the job may end before
+        # the kill, and the log was read before the supervisor had written a line (a CI run)
+        deadline = time.monotonic() + 60
+        while server.log().count("worker started (pid") < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
 
     statuses, row, log = served_prefill(prod, tmp_path, kill_worker)
     assert row == ("done", N_ITEMS, N_ITEMS), log[-3000:]
