@@ -14,6 +14,8 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.http_servers import serve_thread
+
 Reply = Callable[[dict[str, Any]], Any]
 
 
@@ -67,7 +69,7 @@ class FakeChatServer:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = serve_thread(self.httpd)
 
     @property
     def base_url(self) -> str:

@@ -11,10 +11,10 @@ purpose: ``{"key": "other"}`` signs with a key it does not publish, ``{"nonce": 
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 import secrets
-import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -24,8 +24,13 @@ import jwt
 from cryptography.hazmat.primitives.asymmetric import rsa
 from jwt.algorithms import RSAAlgorithm
 
+from tests.http_servers import serve_thread
 
-def _key() -> rsa.RSAPrivateKey:
+
+@functools.cache
+def _key(name: str = "provider") -> rsa.RSAPrivateKey:
+    """One key per name for the whole test run: a 2048-bit key takes about 0.1 s to make, and each
+    test starts a provider. The provider signs with "provider"; a tampered token with "other"."""
     return rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
 
@@ -43,7 +48,7 @@ class Provider:
         self.seen: list[str] = []  # the paths asked, in order
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = serve_thread(self.server)
 
     def __enter__(self) -> Provider:
         self.thread.start()
@@ -115,7 +120,7 @@ class Provider:
         if self.claims_in_id_token:
             payload = {**grant["claims"], **payload}
         payload.update({k: v for k, v in self.tamper.items() if k in ("nonce", "aud", "iss", "iat", "exp")})
-        key = _key() if self.tamper.get("key") == "other" else self.key
+        key = _key("other") if self.tamper.get("key") == "other" else self.key
         id_token = jwt.encode(payload, key, algorithm="RS256", headers={"kid": self.kid})
         body = {"access_token": access, "token_type": "Bearer", "expires_in": 300, "id_token": id_token}
         return 200, {}, body

@@ -5,10 +5,11 @@ the queue runs out, and the stub records every request it was sent."""
 from __future__ import annotations
 
 import json
-import threading
 from collections import defaultdict, deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.http_servers import serve_thread
 
 
 class Stub:
@@ -40,7 +41,7 @@ class Stub:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = serve_thread(self.server)
 
     def answer(self, method: str, path: str, *answers: tuple[int, dict[str, str], Any]) -> None:
         self.answers[(method, path)].extend(answers)

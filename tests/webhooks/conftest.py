@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from tests.http_servers import serve_thread
 from webhooks import services
 from webhooks.models import Webhook
 from webhooks.tasks import deliver
@@ -74,7 +75,7 @@ def receiver():
     state = Receiver()
     server = _Server(("127.0.0.1", 0), _handler(state))
     state.url = f"http://127.0.0.1:{server.server_address[1]}/hook"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = serve_thread(server)
     thread.start()
     yield state
     state.release.set()
