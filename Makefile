@@ -11,6 +11,13 @@ PORT ?= 8000
 
 .PHONY: messages run test lint bench install clean lock
 
+# Python keeps the bytecode it compiles (__pycache__, which git ignores) even where the environment
+# says not to (PYTHONDONTWRITEBYTECODE, set on the machines this project is built on): the tests
+# start a few hundred Python processes (commands, job workers, servers), and without the caches
+# each compiled the project's modules again, 0.45 s of the 2.5 s a `manage.py check` takes; pytest
+# keeps the test modules it rewrites for each of its processes the same way.
+unexport PYTHONDONTWRITEBYTECODE
+
 $(STAMP): requirements.txt requirements/web.txt requirements-dev.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
