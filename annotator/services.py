@@ -9,12 +9,13 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F
+from django.db.models import Count
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 import nsmcore
+from annotator.annotation_writes import annotation_write
 from annotator.events import round_completed_check
 from annotator.imports import unstorable_text
 from annotator.models import (
@@ -22,7 +23,6 @@ from annotator.models import (
     SLOT_FIELDS,
     Annotation,
     AnnotationDraft,
-    AnnotationRevision,
     Assignment,
     ItemSet,
     Round,
@@ -456,8 +456,8 @@ def annotation_submit(
     TEXT_MAX_CHARS raise AnnotationInvalid naming each field.
 
     The reads come with the assignment when it is ``assignment_for_user``'s (its annotation and
-    prefill); the writes are one transaction: the claim (insert or conditional update), the
-    revision and the status, with no savepoint unless the caller holds a transaction already."""
+    prefill); the writes are made together or not at all (annotator.annotation_writes): the claim
+    (insert or conditional update), the revision and the status."""
     if assignment.annotator_id != user.pk:
         raise PermissionError("only the assigned annotator can submit this annotation")
     numbers = {
@@ -502,40 +502,19 @@ def annotation_submit(
         annotation = _fresh(assignment)  # saved since the assignment was read?
         if annotation is None:
             raise StaleSave(None, base_version=base_version)
-    try:
-        with transaction.atomic():
-            if annotation is None:
-                # The insert claims the first save: of two racing first saves, the unique
-                # assignment lets exactly one in; the other is as stale as a later save that
-                # lost. The IntegrityError ends this transaction, so it needs no savepoint.
-                annotation = Annotation.objects.create(assignment=assignment, version=1, **fields)
-            else:
-                # A conditional update claims the save: of two racing tabs, exactly one matches.
-                now = timezone.now()
-                claimed = Annotation.objects.filter(pk=annotation.pk, version=base_version).update(
-                    version=F("version") + 1, updated_at=now, **fields
-                )
-                if not claimed:
-                    raise _Lost
-                # what the update wrote, without reading it back
-                for name, value in fields.items():
-                    setattr(annotation, name, value)
-                annotation.version, annotation.updated_at = base_version + 1, now
-            AnnotationRevision.objects.create(
-                annotation=annotation,
-                version=annotation.version,
-                slots=slots,
-                residue=explication.residue,
-                notes=explication.notes,
-                flags=flags,
-                kept_prefill=kept,
-                time_spent_ms=fields["time_spent_ms"],
-                created_by=user,
-            )
-            Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.DONE)
-            round_changed(assignment.round_id)
-    except (IntegrityError, _Lost):
-        raise StaleSave(_fresh(assignment)) from None
+    revision = {
+        "slots": slots,
+        "residue": explication.residue,
+        "notes": explication.notes,
+        "flags": flags,
+        "kept_prefill": kept,
+        "time_spent_ms": fields["time_spent_ms"],
+    }
+    saved = annotation_write(assignment, annotation, base_version, fields, revision, user)
+    if saved is None:
+        raise StaleSave(_fresh(assignment))
+    annotation = saved
+    round_changed(assignment.round_id)
     round_completed_check(assignment=assignment)  # webhooks: round.completed when none is left
     assignment.status = Assignment.Status.DONE
     annotation.changed = True
@@ -567,10 +546,6 @@ def draft_discard(*, assignment: Assignment, user: AbstractBaseUser) -> None:
     if assignment.annotator_id != user.pk:
         raise PermissionError("only the assigned annotator discards a draft of this annotation")
     AnnotationDraft.objects.filter(assignment_id=assignment.pk).delete()
-
-
-class _Lost(Exception):
-    """A conditional update that matched no row: another save came first."""
 
 
 def _fresh(assignment: Assignment) -> Annotation | None:
