@@ -1,5 +1,6 @@
 """A save on PostgreSQL is one statement (annotator.queries.annotation_save): the same rows as the
-ORM's transaction, the same claims. Run on PostgreSQL by tests/integration/test_postgres.py."""
+ORM's transaction, the same claims. Run on PostgreSQL by tests/integration/test_postgres.py; the
+race is run on SQLite too, where the ORM's transaction makes the claims."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from annotator.models import Annotation, AnnotationRevision, Assignment
 from annotator.services import StaleSave, annotation_submit
 from tests.factories import PRED
 
-pytestmark = pytest.mark.skipif(
+ONLY_ON_POSTGRESQL = pytest.mark.skipif(
     connection.vendor != "postgresql",
     reason="the one-statement save is PostgreSQL's; SQLite saves with the ORM",
 )
@@ -48,6 +49,7 @@ def saves(assignment: Assignment, user) -> list[tuple]:
     return [returned, rows(assignment)]
 
 
+@ONLY_ON_POSTGRESQL
 @pytest.mark.django_db
 def test_the_one_statement_save_writes_what_the_orm_transaction_writes(
     prefilled_round, annotator, monkeypatch
