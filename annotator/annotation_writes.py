@@ -9,6 +9,7 @@ server CPU a request under load); elsewhere they are the ORM's, in one transacti
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -20,82 +21,75 @@ from annotator.models import Annotation, AnnotationRevision, Assignment
 from annotator.queries import annotation_save, annotation_save_in_one_statement
 
 
-def annotation_write(
-    assignment: Assignment,
-    annotation: Annotation | None,
-    base_version: int,
-    fields: dict[str, Any],
-    revision: dict[str, Any],
-    user: AbstractBaseUser,
-) -> Annotation | None:
-    """Save ``fields`` (the annotation's columns by field name) over ``annotation`` (None for a
-    first save) as version ``base_version`` + 1, with a revision of ``revision``'s fields made by
-    ``user``. The annotation as written, without reading it back; None when another save came
-    first, and then nothing is written."""
+@dataclass(frozen=True)
+class Save:
+    """One save, its values checked by annotation_submit: ``fields`` (the annotation's columns by
+    field name) over ``annotation`` (None for a first save) as version ``base_version`` + 1, with a
+    revision of ``revision``'s fields made by ``user``."""
+
+    assignment: Assignment
+    annotation: Annotation | None
+    base_version: int
+    fields: dict[str, Any]
+    revision: dict[str, Any]
+    user: AbstractBaseUser
+
+
+def annotation_write(save: Save) -> Annotation | None:
+    """Write ``save``: the annotation as written, without reading it back; None when another save
+    came first, and then nothing is written."""
     if annotation_save_in_one_statement():
-        return _in_one_statement(assignment, annotation, base_version, fields, revision, user)
-    return _in_a_transaction(assignment, annotation, base_version, fields, revision, user)
+        return _in_one_statement(save)
+    return _in_a_transaction(save)
 
 
 class _Lost(Exception):
     """A conditional update that matched no row: another save came first."""
 
 
-def _in_a_transaction(
-    assignment: Assignment,
-    annotation: Annotation | None,
-    base_version: int,
-    fields: dict[str, Any],
-    revision: dict[str, Any],
-    user: AbstractBaseUser,
-) -> Annotation | None:
+def _in_a_transaction(save: Save) -> Annotation | None:
+    annotation, fields = save.annotation, save.fields
     try:
         with transaction.atomic():
             if annotation is None:
                 # The IntegrityError of the first save that lost ends this transaction, so it
                 # needs no savepoint.
-                annotation = Annotation.objects.create(assignment=assignment, version=1, **fields)
+                annotation = Annotation.objects.create(assignment=save.assignment, version=1, **fields)
             else:
                 now = timezone.now()
-                claimed = Annotation.objects.filter(pk=annotation.pk, version=base_version).update(
+                claimed = Annotation.objects.filter(pk=annotation.pk, version=save.base_version).update(
                     version=F("version") + 1, updated_at=now, **fields
                 )
                 if not claimed:
                     raise _Lost
-                _written(annotation, fields, base_version + 1, now)
+                _written(annotation, fields, save.base_version + 1, now)
             AnnotationRevision.objects.create(
-                annotation=annotation, version=annotation.version, created_by=user, **revision
+                annotation=annotation, version=annotation.version, created_by=save.user, **save.revision
             )
-            Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.DONE)
+            Assignment.objects.filter(pk=save.assignment.pk).update(status=Assignment.Status.DONE)
     except (IntegrityError, _Lost):
         return None
     return annotation
 
 
-def _in_one_statement(
-    assignment: Assignment,
-    annotation: Annotation | None,
-    base_version: int,
-    fields: dict[str, Any],
-    revision: dict[str, Any],
-    user: AbstractBaseUser,
-) -> Annotation | None:
+def _in_one_statement(save: Save) -> Annotation | None:
     now = timezone.now()
+    annotation = save.annotation
     saved = annotation_save(
-        assignment_id=assignment.pk,
+        assignment_id=save.assignment.pk,
         annotation_id=annotation.pk if annotation is not None else None,
-        base_version=base_version,
-        fields=fields,
-        revision={**revision, "created_by": user.pk},
+        base_version=save.base_version,
+        fields=save.fields,
+        revision={**save.revision, "created_by": save.user.pk},
         now=now,
     )
     if saved is None:
         return None
     if annotation is None:
-        annotation = Annotation(pk=saved, assignment=assignment)
+        annotation = Annotation(pk=saved, assignment=save.assignment)
         annotation._state.adding = False  # as the ORM leaves a row it has inserted
         annotation._state.db = Annotation.objects.db
-    _written(annotation, fields, base_version + 1, now)
+    _written(annotation, save.fields, save.base_version + 1, now)
     return annotation
 
 

@@ -15,7 +15,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 import nsmcore
-from annotator.annotation_writes import annotation_write
+from annotator.annotation_writes import Save, annotation_write
 from annotator.events import round_completed_check
 from annotator.imports import unstorable_text
 from annotator.models import (
@@ -510,7 +510,7 @@ def annotation_submit(
         "kept_prefill": kept,
         "time_spent_ms": fields["time_spent_ms"],
     }
-    saved = annotation_write(assignment, annotation, base_version, fields, revision, user)
+    saved = annotation_write(Save(assignment, annotation, base_version, fields, revision, user))
     if saved is None:
         raise StaleSave(_fresh(assignment))
     annotation = saved
