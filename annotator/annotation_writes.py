@@ -17,22 +17,32 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotator.models import Annotation, AnnotationRevision, Assignment
+from annotator.models import SLOT_FIELDS, Annotation, AnnotationRevision, Assignment
 from annotator.queries import annotation_save, annotation_save_in_one_statement
 
 
 @dataclass(frozen=True)
 class Save:
     """One save, its values checked by annotation_submit: ``fields`` (the annotation's columns by
-    field name) over ``annotation`` (None for a first save) as version ``base_version`` + 1, with a
-    revision of ``revision``'s fields made by ``user``."""
+    field name) over ``annotation`` (None for a first save) as version ``base_version`` + 1, with its
+    revision made by ``user``."""
 
     assignment: Assignment
     annotation: Annotation | None
     base_version: int
     fields: dict[str, Any]
-    revision: dict[str, Any]
     user: AbstractBaseUser
+
+    def revision(self) -> dict[str, Any]:
+        """The revision's fields: what the annotation holds but its prefill, the slots as one dict."""
+        fields = self.fields
+        return {
+            "slots": {name: fields[name] for name in SLOT_FIELDS},
+            **{name: fields[name] for name in _REVISED},
+        }
+
+
+_REVISED = ("residue", "notes", "flags", "kept_prefill", "time_spent_ms")
 
 
 def annotation_write(save: Save) -> Annotation | None:
@@ -64,7 +74,7 @@ def _in_a_transaction(save: Save) -> Annotation | None:
                     raise _Lost
                 _written(annotation, fields, save.base_version + 1, now)
             AnnotationRevision.objects.create(
-                annotation=annotation, version=annotation.version, created_by=save.user, **save.revision
+                annotation=annotation, version=annotation.version, created_by=save.user, **save.revision()
             )
             Assignment.objects.filter(pk=save.assignment.pk).update(status=Assignment.Status.DONE)
     except (IntegrityError, _Lost):
@@ -80,7 +90,7 @@ def _in_one_statement(save: Save) -> Annotation | None:
         annotation_id=annotation.pk if annotation is not None else None,
         base_version=save.base_version,
         fields=save.fields,
-        revision={**save.revision, "created_by": save.user.pk},
+        revision={**save.revision(), "created_by": save.user.pk},
         now=now,
     )
     if saved is None:

@@ -502,15 +502,7 @@ def annotation_submit(
         annotation = _fresh(assignment)  # saved since the assignment was read?
         if annotation is None:
             raise StaleSave(None, base_version=base_version)
-    revision = {
-        "slots": slots,
-        "residue": explication.residue,
-        "notes": explication.notes,
-        "flags": flags,
-        "kept_prefill": kept,
-        "time_spent_ms": fields["time_spent_ms"],
-    }
-    saved = annotation_write(Save(assignment, annotation, base_version, fields, revision, user))
+    saved = annotation_write(Save(assignment, annotation, base_version, fields, user))
     if saved is None:
         raise StaleSave(_fresh(assignment))
     annotation = saved
