@@ -82,7 +82,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "axes.middleware.AxesMiddleware",  # a locked-out login: annotator.login_limits.locked_out
-    "csp.middleware.CSPMiddleware",  # the Content-Security-Policy header below
+    "config.middleware.ContentSecurityPolicy",  # the Content-Security-Policy header below (django-csp)
 ]
 
 # Content-Security-Policy (django-csp), in every environment so that a page breaking it shows in
