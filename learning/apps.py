@@ -8,9 +8,9 @@ def gold_saved(sender: Any, instance: Any, **kwargs: Any) -> None:
     queue's code it brings (numpy, the retrain kind) load with the first resolved item saved, not in
     every process at start: the job worker at rest holds none of it (issue 24's memory goal)."""
     if instance.status == instance.Status.RESOLVED:
-        from learning.auto import on_gold_saved
+        from learning.auto import retrain_after_commit
 
-        on_gold_saved(sender, instance, **kwargs)
+        retrain_after_commit(instance.round_id)
 
 
 class LearningConfig(AppConfig):
@@ -26,7 +26,8 @@ class LearningConfig(AppConfig):
 
         from adjudication.models import GoldItem
         from jobs.kinds import job_kind_module
+        from learning.models import JOB_KINDS
 
-        for kind in ("ranking", "retrain", "simulate"):  # learning.jobs: QUEUE, RETRAIN, SIMULATE
+        for kind in JOB_KINDS:
             job_kind_module(kind, "learning.jobs")
         post_save.connect(gold_saved, sender=GoldItem, dispatch_uid="learning-retrain-if-due")

@@ -4,11 +4,8 @@ started (after the save commits; one at a time: an active one is left to finish)
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db import transaction
 
-from adjudication.models import GoldItem
 from jobs.services import JobConflict
 from learning.jobs import job_retrain_start
 from learning.models import QueuePolicy
@@ -30,7 +27,7 @@ def retrain_if_due(round_id: int) -> bool:
     return True
 
 
-def on_gold_saved(sender: Any, instance: GoldItem, **kwargs: Any) -> None:
-    if instance.status == GoldItem.Status.RESOLVED:
-        round_id = instance.round_id
-        transaction.on_commit(lambda: retrain_if_due(round_id))
+def retrain_after_commit(round_id: int) -> None:
+    """Once the save of a resolved gold item of the round commits, start its retraining if due
+    (learning.apps.gold_saved calls it for each such save)."""
+    transaction.on_commit(lambda: retrain_if_due(round_id))

@@ -18,14 +18,12 @@ from annotator.models import Round
 from jobs.kinds import JobError, JobKind, Params, job_kind_register, setting
 from jobs.models import Job
 from jobs.services import job_create, job_run, job_stopped
-from learning.models import QueuePolicy
+from learning.models import QUEUE, RETRAIN, SIMULATE, QueuePolicy
 from learning.services import queue_compute, resolved_gold
 from nsmcore.queue import INFORMATIVE, MIXED, RANDOM, QueueError
 from nsmcore.queue_simulation import DEFAULT_BATCH, DEFAULT_START, Example, band_series, simulate, summarise
 from predictions.prefill import job_prefill_start
 from training.train import job_train_start
-
-QUEUE, RETRAIN, SIMULATE = "ranking", "retrain", "simulate"
 
 
 @dataclass(frozen=True)
@@ -157,7 +155,7 @@ def job_queue_start(*, user: Any, round_: Round, enqueue: bool = True) -> Job:
         user=user,
         item_set=round_.item_set,
         round_=round_,
-        key="ranking",
+        key=QUEUE,
         params=QueueParams(),
         enqueue=enqueue,
     )
@@ -175,7 +173,7 @@ def job_retrain_start(*, user: Any, round_: Round, trigger: str = "asked", enque
         user=user,
         item_set=round_.item_set,
         round_=round_,
-        key="retrain",
+        key=RETRAIN,
         params=RetrainParams(trigger=trigger),
         total=3,
         enqueue=enqueue,
@@ -198,7 +196,7 @@ def job_simulate_start(*, user: Any, round_: Round, enqueue: bool = True, **valu
         user=user,
         item_set=round_.item_set,
         round_=round_,
-        key=f"simulate|{params.seeds}|{params.start}|{params.batch}",
+        key=f"{SIMULATE}|{params.seeds}|{params.start}|{params.batch}",
         params=params,
         total=3 * params.seeds,
         enqueue=enqueue,

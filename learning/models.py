@@ -6,6 +6,11 @@ from django.utils.translation import gettext_lazy as _
 from annotator.models import Item, ItemSet, Round
 from nsmcore.queue_orders import DEFAULT_RANDOM_SHARE, INFORMATIVE, MIXED, RANDOM
 
+# The job kinds of this app (learning.jobs runs them): named here, where the app's ready() reads
+# them without loading the jobs' code and the numpy it brings
+QUEUE, RETRAIN, SIMULATE = "ranking", "retrain", "simulate"
+JOB_KINDS = (QUEUE, RETRAIN, SIMULATE)
+
 
 class QueuePolicy(models.Model):
     """How a round orders its items (nsmcore.queue): the order, the seeded random share, the

@@ -9,8 +9,7 @@ from django.db.models import QuerySet
 
 from annotator.models import Round
 from jobs.models import Job
-from learning.jobs import QUEUE, RETRAIN, SIMULATE
-from learning.models import QueueEntry, QueuePolicy
+from learning.models import JOB_KINDS, QueueEntry, QueuePolicy
 from learning.services import newest_prediction_at
 
 
@@ -23,10 +22,8 @@ def queue_entries(policy: QueuePolicy) -> QuerySet[QueueEntry]:
 
 
 def newest_jobs(round_: Round) -> dict[str, Job | None]:
-    jobs = Job.objects.filter(round=round_, kind__in=(QUEUE, RETRAIN, SIMULATE)).order_by(
-        "-created_at", "-pk"
-    )
-    out: dict[str, Job | None] = {QUEUE: None, RETRAIN: None, SIMULATE: None}
+    jobs = Job.objects.filter(round=round_, kind__in=JOB_KINDS).order_by("-created_at", "-pk")
+    out: dict[str, Job | None] = dict.fromkeys(JOB_KINDS)
     for job in jobs[:50]:
         out[job.kind] = out[job.kind] or job
     return out

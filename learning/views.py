@@ -18,8 +18,8 @@ from annotator.models import Round
 from annotator.roles import ADJUDICATOR, ADMIN, require_role, user_roles
 from jobs.kinds import JobError
 from learning.forms import QueuePolicyForm, SimulateForm
-from learning.jobs import SIMULATE, job_queue_start, job_retrain_start, job_simulate_start, simulation_context
-from learning.models import QueuePolicy
+from learning.jobs import job_queue_start, job_retrain_start, job_simulate_start, simulation_context
+from learning.models import SIMULATE, QueuePolicy
 from learning.selectors import newest_jobs, queue_entries, queue_policy, queue_state
 from learning.services import QueuePolicyError, queue_clear, queue_policy_set
 
