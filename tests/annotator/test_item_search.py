@@ -5,10 +5,13 @@ or masked text, as a word or its start; the lists and the API offer it as ?q=.""
 import re
 
 import pytest
+from django.db import IntegrityError, connection
 from django.urls import reverse
 
 from adjudication.gold.services import gold_sync
+from annotator.imports import ITEM_COLUMNS
 from annotator.models import Item
+from annotator.queries import ITEM_SEARCH_INSERT_TRIGGER, items_insert_many
 from annotator.sampling import item_set_from_items
 from annotator.search import items_searched
 
@@ -113,3 +116,59 @@ def test_the_query_reads_the_very_expression_the_migration_indexes():
 
     migration = importlib.import_module("annotator.migrations.0008_item_search")
     assert migration.PG_DOCUMENT == ITEM_SEARCH_DOCUMENT
+
+
+def test_the_insert_trigger_an_import_puts_back_is_the_migrations():
+    import importlib
+
+    migration = importlib.import_module("annotator.migrations.0008_item_search")
+    assert migration.SQLITE_TRIGGERS[0] == ITEM_SEARCH_INSERT_TRIGGER
+
+
+TRIGGER = "annotator_item_search_insert"
+SQLITE_ONLY = pytest.mark.skipif(
+    connection.vendor != "sqlite",
+    reason="SQLite's search table and its trigger; PostgreSQL indexes by itself",
+)
+
+
+def insert_trigger() -> str | None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = %s", [TRIGGER])
+        row = cursor.fetchone()
+    return row and row[0]
+
+
+def new_rows(*pairs: tuple[str, str]) -> list[dict]:
+    return [
+        {
+            "source_id": k,
+            "text": t,
+            "masked_text": t,
+            "reference_label": "joy",
+            "appraisals": {},
+            "metadata": {},
+        }
+        for k, t in pairs
+    ]
+
+
+@SQLITE_ONLY
+def test_an_import_indexes_its_items_at_once_and_puts_the_insert_trigger_back(searched):
+    assert items_insert_many(
+        new_rows(("n-1", "A kite stuck in the oak."), ("n-2", "The oak fell.")), "new", ITEM_COLUMNS
+    )
+    assert found("oak") == ["n-1", "n-2"] and found("bus") == ["s-1", "s-3"]  # the new ones, once each
+    assert insert_trigger() == ITEM_SEARCH_INSERT_TRIGGER
+    Item.objects.create(source_id="n-3", text="An oak seedling.", masked_text="An oak seedling.")
+    assert found("oak") == ["n-1", "n-2", "n-3"]  # a later insert is indexed by the trigger again
+
+
+@SQLITE_ONLY
+def test_a_failed_import_leaves_the_insert_trigger_in_place(searched):
+    duplicate = new_rows(("n-1", "A kite stuck in the oak."), ("s-2", "Again."))
+    with pytest.raises(IntegrityError):
+        items_insert_many(duplicate, "crowd-enVent", ITEM_COLUMNS)  # s-2 is already one
+    assert insert_trigger() == ITEM_SEARCH_INSERT_TRIGGER and found("oak") == []
+    Item.objects.create(source_id="n-3", text="An oak seedling.", masked_text="An oak seedling.")
+    assert found("oak") == ["n-3"]
