@@ -85,13 +85,16 @@ def crowd_tsv() -> bytes:
 
 # --- the server --------------------------------------------------------------------------------
 
+# one key for every process of the run, as strong as production settings require (config.env)
+SECRET = secrets.token_urlsafe(50)
+
 
 def _env(database_url: str, tree: Path = ROOT) -> dict[str, str]:
     return {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings.prod",
         "DATABASE_URL": database_url,
-        "SECRET_KEY": "bench-" + secrets.token_hex(16),
+        "SECRET_KEY": SECRET,
         "ALLOWED_HOSTS": HOST,
         "SECURE_SSL_REDIRECT": "0",  # plain HTTP on loopback, no TLS proxy in front
         "SECURE_COOKIES": "0",
