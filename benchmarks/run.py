@@ -65,7 +65,10 @@ def main() -> int:
             if "target" in f:
                 target = f"  target {f['target']}: {'met' if f['met'] else 'MISSED'}"
                 missed += not f["met"]
-            print(f"  {f['name']:55} {f['value']:>14,} {f['unit']}{target}")
+            value = f["value"]
+            # a number with its thousands; a table of them (bench_parser's per slot) as it is
+            shown = f"{value:>14,}" if isinstance(value, int | float) else str(value)
+            print(f"  {f['name']:55} {shown} {f['unit']}{target}")
         print(f"  -> {write(name, figures).relative_to(ROOT)}")
     return 1 if missed else 0
 

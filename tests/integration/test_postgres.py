@@ -72,7 +72,7 @@ APP_TESTS_THAT_READ_THE_DATABASE = [
 APP_TESTS_THE_SAME_ON_ANY_DATABASE = [
     f"tests/app/{name}.py"
     for name in (
-        "test_api_docs", "test_broker", "test_content_security_policy", "test_env",
+        "test_api_docs", "test_benchmark_runner", "test_broker", "test_content_security_policy", "test_env",
         "test_every_string_marked", "test_german", "test_layers", "test_log", "test_one_date_format",
         "test_process_imports", "test_raw_sql", "test_requirements", "test_schema", "test_warm_start",
     )
