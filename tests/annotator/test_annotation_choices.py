@@ -18,10 +18,10 @@ LOOP = Template(
 )
 
 
-def looped(slot: dict, helps: dict[str, str] | None = None) -> str:
+def looped(slot: dict) -> str:
     """The loop's HTML for ``slot`` (a slot of ``slot_groups``), its choices as the loop read them."""
-    helps = helps or VALUE_HELP[slot["name"]]
     values = next(s.values for s in SLOTS if s.name == slot["name"])
+    helps = VALUE_HELP[slot["name"]]
     choices = [{"value": v, "key": k + 1, "help": helps[v]} for k, v in enumerate(values)]
     return LOOP.render(Context({"s": {**slot, "choices": choices}}))
 
@@ -42,14 +42,6 @@ def test_what_the_page_shows_is_escaped_as_the_template_escaped_it(monkeypatch):
     monkeypatch.setitem(
         VALUE_HELP, slot.name, {**VALUE_HELP[slot.name], odd: 'a "quoted" <b>help</b> & more'}
     )
-    built = {
-        "name": slot.name,
-        "current": odd,
-        "default": slot.default,
-        "choices": [
-            {"value": v, "key": k + 1, "help": VALUE_HELP[slot.name][v]} for k, v in enumerate(slot.values)
-        ],
-    }
     html = _choices_html(slot.name, slot.values, odd, slot.default)
-    assert html == looped(built)
+    assert html == looped({"name": slot.name, "current": odd, "default": slot.default})
     assert "&quot;quoted&quot; &lt;b&gt;help&lt;/b&gt; &amp; more" in html
