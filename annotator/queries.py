@@ -9,7 +9,7 @@ import weakref
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Field, Model, Q, QuerySet
+from django.db.models import BooleanField, Field, Model, Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
@@ -30,6 +30,9 @@ ITEM_SEARCH_DOCUMENT = (
     "to_tsvector('simple'::regconfig, regexp_replace(coalesce(source_id, '') || ' ' || coalesce(text, '') "
     "|| ' ' || coalesce(masked_text, ''), '[^[:alnum:]]+', ' ', 'g'))"
 )
+#: the same on the items of a query that may join other tables (the columns named by their table:
+#: PostgreSQL still sees the indexed expression)
+ITEM_SEARCH_DOCUMENT_OF_ITEMS = ITEM_SEARCH_DOCUMENT.replace("coalesce(", f"coalesce({Item._meta.db_table}.")
 
 #: the trigger that puts an inserted item into SQLite's search table: exactly migration annotator
 #: 0008's (tests/annotator/test_item_search.py compares them); ``items_insert_many`` lifts it while
@@ -252,28 +255,47 @@ def item_search(terms: list[str]) -> QuerySet | RawSQL:
 
     Justified by the search benchmark (benchmarks/bench_search.py; 100,000 items from
     crowd-enVent's texts, a page of 50 and its count, p95 over 200 searches of one to three words
-    drawn from the texts): p95 SQLite 42.7 ms and PostgreSQL 116.1 ms, medians 3.2 and 5.8 ms,
-    against 126.7 ms and 281.2 ms for ``icontains`` on the three columns, which reads every row.
-    PostgreSQL's tail is the words found in 3,000 items or more ("surprise", "like", "and"): 80 to
-    125 ms each, as the planner walks the items in the page's order checking each one."""
+    drawn from the texts): p95 SQLite 31.5 ms and PostgreSQL 25.9 ms on 2026-11-29 (a quiet
+    machine), against 110.3 ms and 168.5 ms for ``icontains`` on the three columns, which reads
+    every row. A list of items themselves searches PostgreSQL through ``item_search_condition``;
+    this serves lists of rows that name an item (gold, conflicts)."""
     if connection.vendor == "sqlite":
         expression = " ".join(f'"{term}"*' for term in terms)
         return RawSQL(
             "SELECT rowid FROM annotator_item_search WHERE annotator_item_search MATCH %s", [expression]
         )
     if connection.vendor == "postgresql":
-        expression = " & ".join(f"{term}:*" for term in terms)
-        # a plain IN (subquery): gathering the matches first as an array made a word in a few
-        # thousand items 5 times faster and one in a third of them twice as slow (p95 167 ms
-        # against 116); choosing between the two by the count is still to try
         return RawSQL(
             f"SELECT id FROM {Item._meta.db_table} WHERE {ITEM_SEARCH_DOCUMENT} @@ to_tsquery('simple', %s)",
-            [expression],
+            [_tsquery(terms)],
         )
     match = Q()
     for term in terms:
         match &= Q(source_id__icontains=term) | Q(text__icontains=term) | Q(masked_text__icontains=term)
     return Item.objects.filter(match).values("pk")
+
+
+def item_search_condition(terms: list[str]) -> RawSQL | None:
+    """On PostgreSQL, ``item_search`` as a condition on the items' own rows, for a query of items
+    (``Item.objects.filter(...)``, joins allowed); None elsewhere, where ``item_search`` serves.
+
+    Justified by the search benchmark (benchmarks/bench_search.py, as in ``item_search``): the
+    items joined to themselves through ``id IN (...)``, a word found in 3,000 items or more had
+    PostgreSQL sort all 100,000 by the page's order and check each one it walked (the page's
+    query 69 ms and its count 25 ms for "surprise" in EXPLAIN ANALYZE); as a condition, both read
+    the matches from the index (3 and 6 ms). Alternating runs on 2026-11-29: p95 27.9 and 27.3 ms
+    against 74.3 and 71.2 ms joined to itself (and 116.1 ms on 2026-11-27's busier machine)."""
+    if connection.vendor != "postgresql":
+        return None
+    return RawSQL(
+        f"{ITEM_SEARCH_DOCUMENT_OF_ITEMS} @@ to_tsquery('simple', %s)", [_tsquery(terms)], BooleanField()
+    )
+
+
+def _tsquery(terms: list[str]) -> str:
+    """Every word, each as a word or the start of one, in to_tsquery's syntax (``terms`` hold
+    letters and digits only: ``annotator.search.search_terms``)."""
+    return " & ".join(f"{term}:*" for term in terms)
 
 
 def annotation_save_in_one_statement() -> bool:

@@ -11,7 +11,8 @@ from django import forms
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
-from annotator.queries import item_search
+from annotator.models import Item
+from annotator.queries import item_search, item_search_condition
 
 #: at most this many words are searched; a longer query is refused, not cut
 MAX_TERMS = 8
@@ -60,4 +61,6 @@ def items_searched(queryset: QuerySet, q: str, *, field: str = "pk") -> QuerySet
     terms = search_terms(q)
     if not terms:
         return queryset
+    if field == "pk" and queryset.model is Item and (condition := item_search_condition(terms)) is not None:
+        return queryset.filter(condition)
     return queryset.filter(**{f"{field}__in": item_search(terms)})

@@ -172,3 +172,27 @@ def test_a_failed_import_leaves_the_insert_trigger_in_place(searched):
     assert insert_trigger() == ITEM_SEARCH_INSERT_TRIGGER and found("oak") == []
     Item.objects.create(source_id="n-3", text="An oak seedling.", masked_text="An oak seedling.")
     assert found("oak") == ["n-3"]
+
+
+POSTGRESQL_ONLY = pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="PostgreSQL's GIN index; SQLite searches its FTS5 table"
+)
+
+
+def plan(queryset) -> str:
+    sql, params = queryset.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")  # three rows: the planner would read them all
+        cursor.execute(f"EXPLAIN {sql}", params)
+        return "\n".join(row[0] for row in cursor.fetchall())
+
+
+@POSTGRESQL_ONLY
+def test_a_search_of_the_items_is_a_condition_on_their_own_rows_read_from_the_index(searched):
+    """Not ``id IN (SELECT id FROM annotator_item ...)``: joined to itself, a word in thousands of
+    items had PostgreSQL sort every item by id and check each (benchmarks/bench_search.py)."""
+    listed = items_searched(Item.objects.all(), "bus dri").order_by("source_id")
+    assert [i.source_id for i in listed] == ["s-3"]
+    explained = plan(listed)
+    assert "item_search_idx" in explained, explained  # the very expression the index holds
+    assert explained.count("annotator_item") == 1, explained  # the items once, not joined to themselves
