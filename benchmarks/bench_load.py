@@ -287,8 +287,10 @@ def load(
         subprocess.run(
             [sys.executable, "manage.py", "migrate", "--noinput", "-v0"], cwd=ROOT, env=env, check=True
         )
-        # More than they can do: all of them together save well under 250 items a second here.
-        per_user = 50 + int(seconds * 250 / users)
+        # More than they can do (an annotator who runs out is counted: ``ran_out``): all of them
+        # together saved 250 items a second here on 2026-11-28 and 370 on 2026-11-29, when 250
+        # a second ran them dry 4 s early
+        per_user = 50 + int(seconds * 800 / users)
         setup = _inside(env, "populate", str(users), str(per_user), str(hooks))
         server = Server(env, folder, workers)
         server.wait_ready()
@@ -343,6 +345,7 @@ def load(
             "server_errors": server_errors,
             "failed": len(tally.failed),
             "unexpected": len(tally.unexpected),
+            "ran_out": len(tally.ran_out),
             "examples": (tally.failed + tally.unexpected)[:5],
             "latency": {k: _percentiles(v) for k, v in sorted(tally.latency.items())},
             "all": _percentiles([x for v in tally.latency.values() for x in v]),
@@ -399,6 +402,10 @@ def figures_of(result: dict[str, Any]) -> list[dict]:
             users_over_throughput_ms=result["users_over_throughput_ms"],
             load_average=result["load_average"],
         )
+    )
+    ran_out = result["ran_out"]
+    out.append(
+        figure(f"annotators out of work before the end ({kind})", ran_out, "annotators", "0", ran_out == 0)
     )
     errors = result["server_errors"] + result["failed"]
     out.append(figure(f"server errors and failed connections ({kind})", errors, "requests", "0", errors == 0))

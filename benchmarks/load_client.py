@@ -36,6 +36,9 @@ class Tally:
     unexpected: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)  # no answer at all
     saved: list[tuple[int, int, str]] = field(default_factory=list)  # every 200: (assignment, version, note)
+    # annotators who found no pending assignment before the clock stopped: the server idled
+    # for them, and the run is not the load it says
+    ran_out: list[str] = field(default_factory=list)
 
 
 class Annotator(threading.Thread):
@@ -108,7 +111,8 @@ class Annotator(threading.Thread):
             if not self.queue:
                 self.refill()
                 if not self.queue:
-                    return  # all done
+                    self.tally.ran_out.append(self.name_)
+                    return
             assignment = self.queue.pop(0)
             status, answer = self.request("fetch", "GET", f"/api/assignments/{assignment}/")
             if not self.expect("fetch", status, 200, answer):

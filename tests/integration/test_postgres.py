@@ -73,8 +73,9 @@ APP_TESTS_THE_SAME_ON_ANY_DATABASE = [
     f"tests/app/{name}.py"
     for name in (
         "test_api_docs", "test_benchmark_runner", "test_broker", "test_content_security_policy", "test_env",
-        "test_every_string_marked", "test_german", "test_layers", "test_log", "test_one_date_format",
-        "test_process_imports", "test_raw_sql", "test_requirements", "test_schema", "test_warm_start",
+        "test_every_string_marked", "test_german", "test_layers", "test_load_client", "test_log",
+        "test_one_date_format", "test_process_imports", "test_raw_sql", "test_requirements", "test_schema",
+        "test_warm_start",
     )
 ]  # fmt: skip
 
