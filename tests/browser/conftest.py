@@ -1,5 +1,6 @@
-"""Browser tests: Playwright drives the system's Chromium (Debian's `chromium` package); no
-browser is downloaded. Outside CI a missing Chromium skips with the reason; in CI it fails."""
+"""Browser tests: Playwright drives the system's Chromium (Debian's `chromium-headless-shell`
+package, or its `chromium`); no browser is downloaded. Outside CI a missing Chromium skips with
+the reason; in CI it fails."""
 
 import os
 import shutil
@@ -30,7 +31,17 @@ def in_ci() -> bool:
 
 
 def chromium_path() -> str | None:
-    return os.environ.get("NSM_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    """NSM_CHROMIUM, else Debian's Chromium headless shell, else its full Chromium. The shell is
+    the same Chromium (one Debian source package, one version) built for headless use only, as
+    Playwright runs its own headless tests: the browser suite took 157 s of the machine's CPU and
+    88 s with it against 240 to 248 s and 128 to 131 s with the full browser in headless mode
+    (2026-11-29, two runs of each, every test passing in all four)."""
+    return (
+        os.environ.get("NSM_CHROMIUM")
+        or shutil.which("chromium-headless-shell")
+        or shutil.which("chromium")
+        or shutil.which("chromium-browser")
+    )
 
 
 @pytest.fixture(scope="session")
@@ -41,7 +52,10 @@ def browser():
     expect.set_options(timeout=10_000)
     path = chromium_path()
     if path is None:
-        message = "no Chromium found: apt-get install chromium, or set NSM_CHROMIUM to its path"
+        message = (
+            "no Chromium found: apt-get install chromium-headless-shell (or chromium), "
+            "or set NSM_CHROMIUM to its path"
+        )
         if in_ci():
             pytest.fail(message)
         pytest.skip(reason=message)
