@@ -10,7 +10,7 @@ from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import BooleanField, Field, Model, Q, QuerySet
-from django.db.models.expressions import RawSQL
+from django.db.models.expressions import Expression, RawSQL
 from django.utils import timezone
 
 from annotator.models import (
@@ -30,9 +30,6 @@ ITEM_SEARCH_DOCUMENT = (
     "to_tsvector('simple'::regconfig, regexp_replace(coalesce(source_id, '') || ' ' || coalesce(text, '') "
     "|| ' ' || coalesce(masked_text, ''), '[^[:alnum:]]+', ' ', 'g'))"
 )
-#: the same on the items of a query that may join other tables (the columns named by their table:
-#: PostgreSQL still sees the indexed expression)
-ITEM_SEARCH_DOCUMENT_OF_ITEMS = ITEM_SEARCH_DOCUMENT.replace("coalesce(", f"coalesce({Item._meta.db_table}.")
 
 #: the trigger that puts an inserted item into SQLite's search table: exactly migration annotator
 #: 0008's (tests/annotator/test_item_search.py compares them); ``items_insert_many`` lifts it while
@@ -275,7 +272,27 @@ def item_search(terms: list[str]) -> QuerySet | RawSQL:
     return Item.objects.filter(match).values("pk")
 
 
-def item_search_condition(terms: list[str]) -> RawSQL | None:
+class ItemSearchMatch(Expression):
+    """``ITEM_SEARCH_DOCUMENT @@ to_tsquery(...)`` on a query of items, its columns named by the
+    items' alias in that query (``annotator_item``, or ``U0`` once the query is a subquery of
+    another): unqualified, a joined table's own ``text`` would make them ambiguous, and named
+    ``annotator_item`` they would point out of a subquery. PostgreSQL still sees the indexed
+    expression."""
+
+    conditional = True
+    output_field = BooleanField()
+
+    def __init__(self, tsquery: str) -> None:
+        super().__init__()
+        self.tsquery = tsquery
+
+    def as_sql(self, compiler, connection):
+        items = compiler.quote_name_unless_alias(next(iter(compiler.query.alias_map)))
+        document = ITEM_SEARCH_DOCUMENT.replace("coalesce(", f"coalesce({items}.")
+        return f"{document} @@ to_tsquery('simple', %s)", [self.tsquery]
+
+
+def item_search_condition(terms: list[str]) -> ItemSearchMatch | None:
     """On PostgreSQL, ``item_search`` as a condition on the items' own rows, for a query of items
     (``Item.objects.filter(...)``, joins allowed); None elsewhere, where ``item_search`` serves.
 
@@ -287,9 +304,7 @@ def item_search_condition(terms: list[str]) -> RawSQL | None:
     against 74.3 and 71.2 ms joined to itself (and 116.1 ms on 2026-11-27's busier machine)."""
     if connection.vendor != "postgresql":
         return None
-    return RawSQL(
-        f"{ITEM_SEARCH_DOCUMENT_OF_ITEMS} @@ to_tsquery('simple', %s)", [_tsquery(terms)], BooleanField()
-    )
+    return ItemSearchMatch(_tsquery(terms))
 
 
 def _tsquery(terms: list[str]) -> str:

@@ -6,6 +6,7 @@ import re
 
 import pytest
 from django.db import IntegrityError, connection
+from django.db.models import Func, Subquery, Value
 from django.urls import reverse
 
 from adjudication.gold.services import gold_sync
@@ -196,3 +197,13 @@ def test_a_search_of_the_items_is_a_condition_on_their_own_rows_read_from_the_in
     explained = plan(listed)
     assert "item_search_idx" in explained, explained  # the very expression the index holds
     assert explained.count("annotator_item") == 1, explained  # the items once, not joined to themselves
+
+
+@POSTGRESQL_ONLY
+def test_a_search_of_the_items_holds_inside_another_query_of_items(searched):
+    """Inside another query of items the searched ones are U0, and the condition reads their
+    columns, not the outer row's: each item counts the two that hold "bus"."""
+    matching = items_searched(Item.objects.all(), "bus").order_by().values(n=Func(Value(1), function="count"))
+    counted = Item.objects.annotate(matching=Subquery(matching)).order_by("source_id")
+    assert " U0" in str(counted.query)  # the case this is about
+    assert [(i.source_id, i.matching) for i in counted] == [("s-1", 2), ("s-2", 2), ("s-3", 2)]
