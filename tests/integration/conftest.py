@@ -61,7 +61,12 @@ def redis_database_claim(server, run: str) -> int | None:
 
 
 def redis_database_release(server, run: str, n: int) -> None:
+    """Give database ``n`` back empty, if ``run`` holds it: what the run's workers left there
+    (kombu's queue bindings) leaves with it."""
     if server.get(CLAIM.format(n)) == run.encode():
+        import redis
+
+        redis.Redis.from_url(f"{REDIS_SERVER}/{n}").flushdb()
         server.delete(CLAIM.format(n))
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import connection
 
-from tests.integration.conftest import redis_database_claim, redis_database_release
+from tests.integration.conftest import REDIS_SERVER, redis_database_claim, redis_database_release
 
 PROBE = """
 import json, django
@@ -73,3 +73,17 @@ def test_two_runs_claim_different_redis_databases_and_give_them_back(redis_serve
         redis_database_release(redis_server, "run-b", second)
     assert redis_server.get(f"nsm-test:redis-db:{first}") is None
     assert redis_server.get(f"nsm-test:redis-db:{second}") is None
+
+
+def test_a_run_gives_its_redis_database_back_empty(redis_server):
+    """What a run's workers left there (kombu's queue bindings) leaves with it."""
+    import redis
+
+    n = redis_database_claim(redis_server, "run-c")
+    assert n is not None
+    mine = redis.Redis.from_url(f"{REDIS_SERVER}/{n}")
+    try:
+        mine.sadd("_kombu.binding.celery", "celery")
+    finally:
+        redis_database_release(redis_server, "run-c", n)
+    assert mine.dbsize() == 0 and redis_server.get(f"nsm-test:redis-db:{n}") is None
