@@ -252,10 +252,13 @@ def item_search(terms: list[str]) -> QuerySet | RawSQL:
 
     Justified by the search benchmark (benchmarks/bench_search.py; 100,000 items from
     crowd-enVent's texts, a page of 50 and its count, p95 over 200 searches of one to three words
-    drawn from the texts): p95 SQLite 31.5 ms and PostgreSQL 25.9 ms on 2026-11-29 (a quiet
-    machine), against 110.3 ms and 168.5 ms for ``icontains`` on the three columns, which reads
-    every row. A list of items themselves searches PostgreSQL through ``item_search_condition``;
-    this serves lists of rows that name an item (gold, conflicts)."""
+    drawn from the texts): on SQLite, which searches every list this way, p95 31.5 ms on
+    2026-11-29 (a quiet machine) against 110.3 ms for ``icontains`` on the three columns, which
+    reads every row. On PostgreSQL a list of items themselves searches through
+    ``item_search_condition``, and this serves the lists of rows that name an item (gold,
+    conflicts), which the benchmark does not search: its figure for this form, measured on lists
+    of items before the condition replaced it there, p95 71.2 and 74.3 ms that morning against
+    168.5 ms for ``icontains``."""
     if connection.vendor == "sqlite":
         expression = " ".join(f'"{term}"*' for term in terms)
         return RawSQL(
@@ -272,7 +275,7 @@ def item_search(terms: list[str]) -> QuerySet | RawSQL:
     return Item.objects.filter(match).values("pk")
 
 
-class ItemSearchMatch(Expression):
+class _ItemSearchMatch(Expression):
     """``ITEM_SEARCH_DOCUMENT @@ to_tsquery(...)`` on a query of items, its columns named by the
     items' alias in that query (``annotator_item``, or ``U0`` once the query is a subquery of
     another): unqualified, a joined table's own ``text`` would make them ambiguous, and named
@@ -287,12 +290,15 @@ class ItemSearchMatch(Expression):
         self.tsquery = tsquery
 
     def as_sql(self, compiler, connection):
+        # the first alias is the query's base table, the items (Django's Query.base_table, read
+        # here rather than cached: a subquery's aliases change after it is built)
         items = compiler.quote_name_unless_alias(next(iter(compiler.query.alias_map)))
+        # each of the document's three columns sits inside a coalesce( of its own
         document = ITEM_SEARCH_DOCUMENT.replace("coalesce(", f"coalesce({items}.")
         return f"{document} @@ to_tsquery('simple', %s)", [self.tsquery]
 
 
-def item_search_condition(terms: list[str]) -> ItemSearchMatch | None:
+def item_search_condition(terms: list[str]) -> _ItemSearchMatch | None:
     """On PostgreSQL, ``item_search`` as a condition on the items' own rows, for a query of items
     (``Item.objects.filter(...)``, joins allowed); None elsewhere, where ``item_search`` serves.
 
@@ -304,7 +310,7 @@ def item_search_condition(terms: list[str]) -> ItemSearchMatch | None:
     against 74.3 and 71.2 ms joined to itself (and 116.1 ms on 2026-11-27's busier machine)."""
     if connection.vendor != "postgresql":
         return None
-    return ItemSearchMatch(_tsquery(terms))
+    return _ItemSearchMatch(_tsquery(terms))
 
 
 def _tsquery(terms: list[str]) -> str:

@@ -101,15 +101,20 @@ class Annotator(threading.Thread):
             return answer["version"]
         return base_version
 
-    def refill(self, kind: str = "list") -> None:
+    def refill(self, kind: str = "list") -> bool:
+        """Fetch the pending assignments; False when the list did not answer (counted as failed
+        or unexpected)."""
         status, answer = self.request(kind, "GET", f"/api/assignments/?round={ROUND}&status=pending")
-        if self.expect(kind, status, 200, answer):
-            self.queue = [row["id"] for row in answer["results"]]
+        if not self.expect(kind, status, 200, answer):
+            return False
+        self.queue = [row["id"] for row in answer["results"]]
+        return True
 
     def run(self) -> None:
         while time.monotonic() < self.stop_at:
             if not self.queue:
-                self.refill()
+                if not self.refill():
+                    continue  # asked again, as a reader would reload; each failure is counted
                 if not self.queue:
                     self.tally.ran_out.append(self.name_)
                     return

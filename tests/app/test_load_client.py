@@ -28,14 +28,32 @@ class NoWork(BaseHTTPRequestHandler):
         pass
 
 
-@pytest.fixture
-def empty_server():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), NoWork)
+class Broken(NoWork):
+    """Every list answers 500."""
+
+    def do_GET(self):
+        self.send_response(500)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+def serve(handler):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield server.server_address[1]
     server.shutdown()
     thread.join()
+
+
+@pytest.fixture
+def empty_server():
+    yield from serve(NoWork)
+
+
+@pytest.fixture
+def broken_server():
+    yield from serve(Broken)
 
 
 def test_an_annotator_out_of_work_before_the_end_is_counted(empty_server):
@@ -51,6 +69,15 @@ def test_an_annotator_still_working_when_the_clock_stops_is_not(empty_server):
     tally = Tally()
     Annotator("ann-1", "s", empty_server, tally, time.monotonic() - 1, 0).run()
     assert tally.ran_out == [] and not tally.statuses
+
+
+def test_a_list_that_fails_is_counted_as_unexpected_not_as_out_of_work(broken_server):
+    tally = Tally()
+    annotator = Annotator("ann-1", "s", broken_server, tally, time.monotonic() + 0.5, 0)
+    annotator.start()
+    annotator.join(timeout=10)
+    assert not annotator.is_alive() and tally.ran_out == []
+    assert tally.statuses[("list", 500)] == len(tally.unexpected) >= 1  # it kept asking until the end
 
 
 def result(ran_out: int) -> dict:
