@@ -66,7 +66,8 @@ def redis_database_release(server, run: str, n: int) -> None:
     if server.get(CLAIM.format(n)) == run.encode():
         import redis
 
-        redis.Redis.from_url(f"{REDIS_SERVER}/{n}").flushdb()
+        with redis.Redis.from_url(f"{REDIS_SERVER}/{n}") as database:  # the server's (redis_server)
+            database.flushdb()
         server.delete(CLAIM.format(n))
 
 
