@@ -2,6 +2,7 @@
 SQLite (what `make run` uses, no server needed), and on Redis with PostgreSQL."""
 
 import sqlite3
+from concurrent.futures import ThreadPoolExecutor
 
 import psycopg
 import pytest
@@ -16,12 +17,16 @@ def run_prefill_through_the_worker(deployment: Deployment, tmp_path) -> list[tup
     deployment.migrate()
     deployment.manage("import_items", str(write_items(tmp_path / "items.jsonl", N_ITEMS)), "--source", "it")
     deployment.manage("draw_item_set", "all", "--size", str(N_ITEMS), "--seed", "1")
-    deployment.start_worker()
-    try:
-        job_id = deployment.queue_prefill("all")
-        seen = deployment.watch(job_id)
-    finally:
-        deployment.stop()
+    # queued before any worker runs, and watched from then on: a worker already waiting ran the
+    # 1,200 items before the queuing command had exited, and the watch saw only the end
+    job_id = deployment.queue_prefill("all")
+    with ThreadPoolExecutor(1) as pool:
+        watching = pool.submit(deployment.watch, job_id)
+        try:
+            deployment.start_worker()
+            seen = watching.result()
+        finally:
+            deployment.stop()
     status, done, total, error = seen[-1]
     assert (status, done, total, error) == ("done", N_ITEMS, N_ITEMS, ""), deployment.worker_log()[-2000:]
     dones = [row[1] for row in seen]
