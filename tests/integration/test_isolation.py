@@ -81,9 +81,9 @@ def test_a_run_gives_its_redis_database_back_empty(redis_server):
 
     n = redis_database_claim(redis_server, "run-c")
     assert n is not None
-    mine = redis.Redis.from_url(f"{REDIS_SERVER}/{n}")
-    try:
-        mine.sadd("_kombu.binding.celery", "celery")
-    finally:
-        redis_database_release(redis_server, "run-c", n)
-    assert mine.dbsize() == 0 and redis_server.get(f"nsm-test:redis-db:{n}") is None
+    with redis.Redis.from_url(f"{REDIS_SERVER}/{n}") as mine:
+        try:
+            mine.sadd("_kombu.binding.celery", "celery")
+        finally:
+            redis_database_release(redis_server, "run-c", n)
+        assert mine.dbsize() == 0 and redis_server.get(f"nsm-test:redis-db:{n}") is None
