@@ -21,6 +21,10 @@ def add_pair(page, item: str, text: str, *, to: dict[str, str] | None = None, ex
     form = page.locator("#pair-form")
     form.locator("input[name=item]").fill(item)
     form.locator("textarea[name=text]").fill(text)
+    # leaving the item's field fetches its preview (htmx), which grows the form above the fields
+    # below: wait for it, or a click can land where the checkbox was (CI: "Clicking the checkbox
+    # did not change its state")
+    expect(page.locator("#item-preview strong")).to_have_text(item)
     if to is None:
         form.locator("input[name=invariance]").check()
     else:
