@@ -206,6 +206,9 @@ class CuttableProxy:
             except OSError:
                 client.close()
                 continue
+            # the timeout was for connecting: left on, it would cut a connection idle for 5 s (the
+            # test's admin connection while a slow machine migrates, a pooled one between requests)
+            upstream.settimeout(None)
             with self.lock:
                 self.sockets += [client, upstream]
             for a, b in ((client, upstream), (upstream, client)):
