@@ -1,6 +1,5 @@
 """Named personas, set up once per test that asks for them (healthchecks' BaseTestCase style)."""
 
-import contextlib
 import shutil
 import time
 
@@ -13,6 +12,7 @@ from annotator.sampling import item_set_from_items
 from annotator.services import round_create
 from jobs.models import Job
 from tests.factories import PRED, make_items
+from tests.integration.deployment import drop_run_postgres_template
 
 
 @pytest.fixture(autouse=True)
@@ -249,8 +249,11 @@ def pytest_sessionfinish(session, exitstatus):
     if run_dir is None:
         return
     shutil.rmtree(run_dir, ignore_errors=True)  # this process's places
-    with contextlib.suppress(OSError):
-        run_dir.parent.rmdir()  # the run's folder, once its last process has removed its own
+    if settings.NSM_TEST_WORKER == "main":
+        # the run's last process (pytest-xdist's controller ends after its workers): the places
+        # the run's processes shared (tests/integration/deployment.py's templates) go with it
+        drop_run_postgres_template(run_dir.parent / "shared")
+        shutil.rmtree(run_dir.parent, ignore_errors=True)
     for old in run_dir.parent.parent.glob("*"):
         if old.stat().st_mtime < time.time() - 86_400:
             shutil.rmtree(old, ignore_errors=True)

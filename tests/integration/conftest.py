@@ -10,9 +10,7 @@ from urllib.parse import urlsplit
 import psycopg
 import pytest
 
-from tests.integration.deployment import drop_postgres_template
-
-POSTGRES_ADMIN_URL = os.environ.get("NSM_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+from tests.integration.deployment import POSTGRES_ADMIN_URL
 
 
 def _answers(url: str) -> bool:
@@ -31,14 +29,6 @@ def require_service(url: str, what: str) -> None:
     if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
         pytest.fail(message)
     pytest.skip(reason=message)
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _postgres_template_dropped() -> Iterator[None]:
-    """The migrated template a deployment made (tests/integration/deployment.py), dropped when
-    this process's tests end."""
-    yield
-    drop_postgres_template(POSTGRES_ADMIN_URL)
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@ commands and a real Celery worker process, with the database read back directly.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -11,8 +12,8 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable
-from contextlib import closing
+from collections.abc import Callable, Iterator
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 import psycopg
@@ -60,10 +61,11 @@ class Deployment:
         self.worker: subprocess.Popen | None = None
 
     def migrate(self) -> None:
-        """``manage.py migrate``, as a user runs it, once per test process and database engine: the
-        database it made is kept as a template, and a later deployment starts from a copy (a second
-        migrate, 3 s of CPU here and the server's work besides, would test nothing new). The test of
-        a fresh PostgreSQL database and the deployment guide still run it on an empty one."""
+        """``manage.py migrate``, as a user runs it, once per test run and database engine: the
+        database it made is kept as a template, and a later deployment, in any of the run's
+        processes, starts from a copy (a second migrate, 3 s of CPU here and the server's work
+        besides, would test nothing new). The test of a fresh PostgreSQL database and the
+        deployment guide still run it on an empty one."""
         url = self.env.get("DATABASE_URL", "")
         if url.startswith(("postgres://", "postgresql://")):
             self._migrate_postgres(url)
@@ -72,22 +74,27 @@ class Deployment:
             self.manage("migrate", "--noinput")
             return
         target = Path(url.removeprefix("sqlite:///"))
-        template = settings.NSM_TEST_RUN_DIR / "migrated.sqlite3"
-        if not template.exists():
-            self.manage("migrate", "--noinput")
-            copy_sqlite(target, template.with_suffix(".partial"))
-            template.with_suffix(".partial").replace(template)
-        else:
-            copy_sqlite(template, target)
+        with run_lock("migrated-sqlite") as shared:
+            template = shared / "migrated.sqlite3"
+            if not template.exists():
+                self.manage("migrate", "--noinput")
+                copy_sqlite(target, template.with_suffix(".partial"))
+                template.with_suffix(".partial").replace(template)
+                return
+        copy_sqlite(template, target)  # made once, never written again: no lock needed to read it
 
     def _migrate_postgres(self, url: str) -> None:
-        """The same on PostgreSQL: the first deployment migrates its (empty) database and copies it
-        as this process's template; a later one makes its database again from the template."""
+        """The same on PostgreSQL: the run's first deployment migrates its (empty) database and
+        copies it as the run's template; a later one makes its database again from the template
+        (under the lock too: a copy needs its source free of other sessions)."""
         base, name = url.rsplit("/", 1)
-        template = postgres_template_name()
-        with psycopg.connect(f"{base}/postgres", autocommit=True) as admin:
-            exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (template,)).fetchone()
-            if exists:
+        with (
+            run_lock("migrated-postgres") as shared,
+            psycopg.connect(f"{base}/postgres", autocommit=True) as admin,
+        ):
+            marker = shared / POSTGRES_TEMPLATE_MARKER
+            template = postgres_template_name()
+            if marker.exists():
                 admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
                 admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
                 return
@@ -98,7 +105,7 @@ class Deployment:
                 assert time.monotonic() < deadline, f"a session stayed on {name} after migrate"
                 time.sleep(0.05)
             admin.execute(f'CREATE DATABASE "{template}" TEMPLATE "{name}"')
-            POSTGRES_TEMPLATE_MADE.append(template)
+            marker.write_text(template)
 
     def manage(self, *args: str) -> str:
         result = subprocess.run(
@@ -173,22 +180,35 @@ class Deployment:
         raise AssertionError(f"job {job_id} did not end; seen {seen[-5:]}\n{self.worker_log()[-3000:]}")
 
 
-# This process's template, once made (every test reaches the server through the same admin URL;
-# a test's proxy in front of it is gone by the end).
-POSTGRES_TEMPLATE_MADE: list[str] = []
+POSTGRES_ADMIN_URL = os.environ.get("NSM_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+# In the run's shared folder once the run's PostgreSQL template exists: the run's last process
+# drops the template (tests/conftest.py).
+POSTGRES_TEMPLATE_MARKER = "postgres-template"
+
+
+@contextmanager
+def run_lock(name: str) -> Iterator[Path]:
+    """The run's shared folder, held by one of the run's processes (its pytest-xdist workers) at a
+    time under the lock ``name``; a process that dies lets go of it."""
+    shared = settings.NSM_TEST_RUN_DIR.parent / "shared"
+    shared.mkdir(parents=True, exist_ok=True)
+    with (shared / f"{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield shared  # closing the file lets go
 
 
 def postgres_template_name() -> str:
-    """This test process's migrated template database: the run's and the process's names."""
-    return f"nsm_migrated_{settings.NSM_TEST_RUN}_{settings.NSM_TEST_WORKER}".replace("-", "_").lower()
+    """The run's migrated template database."""
+    return f"nsm_migrated_{settings.NSM_TEST_RUN}".replace("-", "_").lower()
 
 
-def drop_postgres_template(admin_url: str) -> None:
-    """When the process's tests end (tests/integration/conftest.py)."""
-    while POSTGRES_TEMPLATE_MADE:
-        with psycopg.connect(admin_url, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{POSTGRES_TEMPLATE_MADE[-1]}" WITH (FORCE)')
-        POSTGRES_TEMPLATE_MADE.pop()
+def drop_run_postgres_template(shared: Path) -> None:
+    """When the run ends, if one of its processes made it."""
+    marker = shared / POSTGRES_TEMPLATE_MARKER
+    if marker.exists():
+        with psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{marker.read_text().strip()}" WITH (FORCE)')
+        marker.unlink()
 
 
 def copy_sqlite(source: Path, target: Path) -> None:
