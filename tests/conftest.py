@@ -249,9 +249,11 @@ def pytest_sessionfinish(session, exitstatus):
     if run_dir is None:
         return
     shutil.rmtree(run_dir, ignore_errors=True)  # this process's places
-    if settings.NSM_TEST_WORKER == "main":
-        # the run's last process (pytest-xdist's controller ends after its workers): the places
-        # the run's processes shared (tests/integration/deployment.py's templates) go with it
+    if not hasattr(session.config, "workerinput"):
+        # not a pytest-xdist worker, so the run's last process (the controller ends after its
+        # workers; asked of pytest, not of the settings' name for it, which a run started from a
+        # worker inherits): the places the run's processes shared (tests/integration/
+        # deployment.py's templates) go with it
         drop_run_postgres_template(run_dir.parent / "shared")
         shutil.rmtree(run_dir.parent, ignore_errors=True)
     for old in run_dir.parent.parent.glob("*"):
