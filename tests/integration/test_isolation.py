@@ -61,6 +61,21 @@ def test_each_run_has_its_own_database_broker_cache_and_export_folder():
         assert mine["database"].startswith(str(settings.NSM_TEST_RUN_DIR))
 
 
+def test_a_run_started_from_a_worker_leaves_no_folder_behind():
+    """The PostgreSQL re-run (tests/integration/test_postgres.py) is a run of its own started from
+    a worker of this one, whose xdist name it inherits: its places still go when it ends."""
+    run = f"from-a-worker-{os.getpid()}"
+    env = {k: v for k, v in os.environ.items() if k != "NSM_TEST_CACHE_URL"}
+    env |= {"NSM_TEST_RUN": run, "PYTEST_XDIST_WORKER": "gw7"}
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2"]
+    out = subprocess.run(
+        [*command, "tests/nsmcore/test_space.py"],
+        cwd=settings.BASE_DIR, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stdout[-2000:]
+    assert not (settings.NSM_TEST_RUN_DIR.parent.parent / run).exists()
+
+
 def test_two_runs_claim_different_redis_databases_and_give_them_back(redis_server):
     first = redis_database_claim(redis_server, "run-a")
     second = redis_database_claim(redis_server, "run-b")
