@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 import psycopg
 import pytest
+import redis
 
 from tests.integration.deployment import POSTGRES_ADMIN_URL
 
@@ -54,8 +55,6 @@ def redis_database_release(server, run: str, n: int) -> None:
     """Give database ``n`` back empty, if ``run`` holds it: what the run's workers left there
     (kombu's queue bindings) leaves with it."""
     if server.get(CLAIM.format(n)) == run.encode():
-        import redis
-
         with redis.Redis.from_url(f"{REDIS_SERVER}/{n}") as database:  # the server's (redis_server)
             database.flushdb()
         server.delete(CLAIM.format(n))
@@ -64,8 +63,6 @@ def redis_database_release(server, run: str, n: int) -> None:
 @pytest.fixture(scope="session")
 def redis_server():
     require_service(REDIS_SERVER.replace("redis://", "tcp://"), "Redis")
-    import redis
-
     return redis.Redis.from_url(f"{REDIS_SERVER}/0")
 
 
@@ -84,8 +81,6 @@ def redis_database(redis_server) -> Iterator[int]:
 @pytest.fixture
 def redis_url(redis_database):
     url = f"{REDIS_SERVER}/{redis_database}"
-    import redis
-
     redis.Redis.from_url(url).flushdb()  # the run's own database: each test starts it empty
     return url
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import redis
 from django.conf import settings
 from django.db import connection
 
@@ -92,8 +93,6 @@ def test_two_runs_claim_different_redis_databases_and_give_them_back(redis_serve
 
 def test_a_run_gives_its_redis_database_back_empty(redis_server):
     """What a run's workers left there (kombu's queue bindings) leaves with it."""
-    import redis
-
     n = redis_database_claim(redis_server, "run-c")
     assert n is not None
     with redis.Redis.from_url(f"{REDIS_SERVER}/{n}") as mine:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+import redis
 
 from tests.explications import PRIDE
 from tests.fake_openai import FakeChatServer
@@ -79,8 +80,6 @@ class PrivateRedis:
         command = [shutil.which("redis-server") or "redis-server", "--port", str(self.port)]
         command += ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(self.folder)]
         self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        import redis
-
         deadline = time.monotonic() + 20
         while True:
             try:
