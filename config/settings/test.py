@@ -14,6 +14,12 @@ from config.settings.base import *  # noqa: F403
 DEBUG = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
+# One thread for torch (and the BLAS under numpy and scikit-learn) in each test process and in the
+# commands and workers it starts, which inherit it: the suite runs one process more than the cores,
+# and torch's threads, each as many as the cores, spin waiting for a core the others hold. The LoRA
+# tests beside two busy loops on 2 cores: 20 s of CPU with one thread, 38 to 58 s with two.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 NSM_TEST_RUN = os.environ.setdefault("NSM_TEST_RUN", f"{os.getpid()}-{uuid.uuid4().hex[:8]}")
 # the suite runs on every core (pytest-xdist, `make test`): each of its processes has places of its
 # own inside the run's (the database name gets pytest-django's _gw<n> suffix besides)

@@ -1,10 +1,21 @@
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from django.conf import settings
+from django.core.cache import cache
+from django.core.management import call_command
+from django.db.backends.sqlite3.base import DatabaseWrapper
 
 from config.cli import PROJECT_APPS
 from config.env import (
     ConfigError,
+    check_secret_key,
     database_identity,
     env_bool,
     env_float,
@@ -63,8 +74,6 @@ def test_sqlite_urls_relative_absolute_and_memory():
 def test_sqlite_connections_read_through_a_memory_map_and_write_in_turn(tmp_path, django_db_blocker):
     """A connection opened by Django's SQLite backend from a DATABASE_URL (whatever database the
     suite itself runs on)."""
-    from django.db.backends.sqlite3.base import DatabaseWrapper
-
     settings = parse_database_url(f"sqlite:///{tmp_path / 'x.db'}", base_dir=BASE)
     wrapper = DatabaseWrapper({**settings, "TIME_ZONE": None, "CONN_MAX_AGE": 0, "CONN_HEALTH_CHECKS": False,
                                "AUTOCOMMIT": True, "ATOMIC_REQUESTS": False, "TEST": {}, "USER": "",
@@ -82,10 +91,6 @@ def test_sqlite_connections_read_through_a_memory_map_and_write_in_turn(tmp_path
 def test_a_sqlite_database_with_content_is_switched_to_write_ahead_logging(tmp_path, django_db_blocker):
     """WAL lets readers go on while another process writes; an empty file is left as it is (a
     command run against it before migrate must not write to it), a migrated one is switched."""
-    import sqlite3
-
-    from django.db.backends.sqlite3.base import DatabaseWrapper
-
     path = tmp_path / "x.db"
     assert (
         "journal_mode"
@@ -154,10 +159,6 @@ def test_sqlite_has_no_pool_but_a_bad_pool_setting_is_refused_all_the_same(monke
 def test_development_and_production_settings_pool_postgresql_alike(settings_module):
     """As `make run` and `manage.py serve` load them: a PostgreSQL DATABASE_URL gets the bounded
     pool in both (the development server once held 94 of PostgreSQL's 100 connections)."""
-    import os
-    import subprocess
-    import sys
-
     keep = {k: v for k, v in os.environ.items() if not k.startswith(("NSM_", "DJANGO_", "DATABASE_"))}
     env = {
         **keep,
@@ -218,10 +219,6 @@ def test_each_database_gets_its_own_default_cache_folder():
 
 
 def test_the_app_shares_a_cache_across_processes_and_migrate_empties_it(db):
-    from django.conf import settings
-    from django.core.cache import cache
-    from django.core.management import call_command
-
     assert settings.CACHES["default"]["BACKEND"] != "django.core.cache.backends.locmem.LocMemCache"
     cache.set("nsm:round-version:1", "stale", timeout=None)
     call_command("migrate", verbosity=0)
@@ -239,10 +236,6 @@ def manage(tmp_path, *argv: str, **env: str):
 
 def python(tmp_path, *argv: str, timeout: float = 120, **env: str):
     """``python ARGV`` in the project's folder with manage()'s environment."""
-    import os
-    import subprocess
-    import sys
-
     keep = {k: v for k, v in os.environ.items() if not k.startswith(("NSM_", "DJANGO_", "DATABASE_"))}
     keep.pop("DEBUG", None)
     full = {**keep, "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", **env}
@@ -317,8 +310,6 @@ print(json.dumps(found))
 
 @pytest.fixture(scope="module")
 def unmigrated_runs(tmp_path_factory) -> dict[str, dict]:
-    import json
-
     folder = tmp_path_factory.mktemp("unmigrated")
     empty = folder / "empty.sqlite3"
     empty.touch()
@@ -358,10 +349,6 @@ def test_migrate_itself_still_runs_on_an_empty_database(tmp_path):
     ],
 )
 def test_a_weak_or_empty_secret_key_is_refused_in_production(key, message):
-    import re
-
-    from config.env import check_secret_key
-
     with pytest.raises(ConfigError, match=re.escape(message)) as refused:
         check_secret_key(key)
     assert "secrets.token_urlsafe(50)" in str(refused.value)
@@ -370,10 +357,6 @@ def test_a_weak_or_empty_secret_key_is_refused_in_production(key, message):
 
 
 def test_production_settings_do_not_start_with_a_weak_secret_key():
-    import os
-    import subprocess
-    import sys
-
     keep = {k: v for k, v in os.environ.items() if not k.startswith(("NSM_", "DJANGO_", "DATABASE_"))}
     env = {**keep, "DJANGO_SETTINGS_MODULE": "config.settings.prod", "SECRET_KEY": "change-me",
            "ALLOWED_HOSTS": "nsm.example.org"}  # fmt: skip
@@ -382,3 +365,13 @@ def test_production_settings_do_not_start_with_a_weak_secret_key():
         env=env, cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert result.returncode != 0 and "SECRET_KEY is too weak" in result.stderr
+
+
+def test_the_suite_runs_torch_on_one_thread_and_so_do_the_processes_it_starts():
+    """config.settings.test sets it for the run (its processes outnumber the cores, and torch's own
+    threads would spin waiting for a core): a command or worker a test starts inherits it."""
+    result = subprocess.run(
+        [sys.executable, "-c", "import torch; print(torch.get_num_threads())"],
+        env=os.environ.copy(), capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    assert result.stdout.split() == ["1"]
