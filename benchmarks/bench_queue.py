@@ -2,7 +2,9 @@
 
 1. Ranking: 100,000 items with random per-slot posteriors, round conflict rates and a convention,
    ordered mixed (goal: under 5 s on two cores), and the same items' posteriors read from stored
-   raw outputs first (what the queue job does with a round's predictions).
+   raw outputs first (what the queue job does with a round's predictions): each the raw output a
+   transformers parser writes (nsmcore.parsers.base.decoded_result: the joint decoding, with the
+   per-slot mean log-likelihoods kept beside it), about 4 KB.
 2. The simulation: an oracle annotator answers from silver pass A on the real silver-156 items
    (``../shared/data/silver-156``); 20 items to start, batches of 10, the CPU parser trained again
    after each batch; routed accuracy (against the prompted emotion) and mean per-slot accuracy
@@ -29,7 +31,8 @@ N_RANK = 100_000
 def ranking() -> list[dict]:
     import numpy as np
 
-    from nsmcore.decoding import normalise, rule_lattice
+    from nsmcore.decoding import decode, normalise, rule_lattice
+    from nsmcore.parsers.base import decoded_result
     from nsmcore.queue import posteriors_of, posteriors_to_log, rank_items
     from nsmcore.schema import SLOTS
 
@@ -46,17 +49,17 @@ def ranking() -> list[dict]:
         ids, logp, labels, order="mixed", seed=1, rates=rates, conventions=conventions, lattice=lattice
     )
     ranked = time.perf_counter() - start
-    probs = [np.exp(a) for a in logp]
+    decoded = decode(logp, lattice=lattice)
     raw = [
-        json.dumps(
-            {
-                "posteriors": {
-                    s.name: dict(zip(s.values, probs[k][i].round(5).tolist(), strict=True))
-                    for k, s in enumerate(SLOTS)
-                }
-            }
-        )
-        for i in range(N_RANK)
+        decoded_result(
+            d,
+            0.1,
+            mean_logprob={
+                s.name: dict(zip(s.values, logp[k][i].round(4).tolist(), strict=True))
+                for k, s in enumerate(SLOTS)
+            },
+        ).raw_output
+        for i, d in enumerate(decoded)
     ]
     start = time.perf_counter()
     logp_read = posteriors_to_log([posteriors_of(r) for r in raw])
