@@ -84,10 +84,32 @@ def check_order(order: str, share: float) -> float:
     return float(share)
 
 
+# A joint decoding's raw output as nsmcore.parsers.base.decoded_result writes it: compact JSON
+# whose keys before "posteriors" are the decoding's own (a label, numbers, the label masses). A key
+# can only match outside a string (a quote inside one is escaped), and among those keys only the
+# top-level "posteriors" holds an object, so its value is read alone: the rest of the output (the
+# values, a backend's scores kept beside them) is never parsed. On the benchmark's 100,000 raw
+# outputs of a transformers parser (2.5 KB each), 3.3 to 3.5 s against 6.8 to 7.7 s with json.loads.
+_JOINT = '{"decoding":"joint",'
+_POSTERIORS = '"posteriors":'
+_DECODER = json.JSONDecoder()
+
+
 def posteriors_of(raw_output: str) -> dict[str, dict[str, float]] | None:
     """The per-slot posteriors a parser wrote in its raw output (a joint decoding's ``posteriors``,
     nsmcore.parsers.base.decoded_result), or None when it wrote none or the output is not JSON."""
     if not raw_output or not raw_output.startswith("{"):
+        return None
+    if raw_output.startswith(_JOINT):
+        at = raw_output.find(_POSTERIORS)
+        while at != -1:
+            try:
+                value, _ = _DECODER.raw_decode(raw_output, at + len(_POSTERIORS))
+            except ValueError:
+                return None
+            if isinstance(value, dict):
+                return value
+            at = raw_output.find(_POSTERIORS, at + 1)
         return None
     try:
         posteriors = json.loads(raw_output).get("posteriors")
@@ -99,24 +121,34 @@ def posteriors_of(raw_output: str) -> dict[str, dict[str, float]] | None:
 def posteriors_to_log(rows: Sequence[Mapping[str, Mapping[str, float]] | None]) -> list[np.ndarray]:
     """Per-slot (n, values) log-probabilities from per-item ``{slot: {value: p}}`` posteriors; an
     item with none (None, or a slot missing or all zero) is as uncertain as can be on that slot
-    (uniform). Per slot, one flat run of numbers straight into an array (np.fromiter), then array
-    operations: a list of lists per slot, turned into an array, took 2.8 times as long."""
+    (uniform). One pass over the items puts every slot's numbers in one flat run, read into one
+    array and cut into slots: a list of lists per slot took 2.8 times as long, and one pass over
+    the items per slot 1.8 times (benchmarks/bench_queue.py)."""
     n = len(rows)
+    slots = [(slot.name, tuple(slot.values), (0.0,) * len(slot.values)) for slot in SLOTS]
+    none = tuple(chain.from_iterable(empty for _, _, empty in slots))
+    flat: list[float] = []
+    add = flat.extend
+    for row in rows:
+        if not row:
+            add(none)
+            continue
+        for name, values, empty in slots:
+            p = row.get(name)
+            # a parser writes each slot's values in the schema's order: take them whole when so
+            if not p:
+                add(empty)
+            elif tuple(p) == values:
+                add(p.values())
+            else:
+                add([p.get(v, 0.0) for v in values])
+    table = np.array(flat, dtype=np.float64).reshape(n, len(none))
     out = []
-    for slot in SLOTS:
-        name, values = slot.name, tuple(slot.values)
+    start = 0
+    for _, values, _ in slots:
         k = len(values)
-        empty = (0.0,) * k
-        # a parser writes each slot's values in the schema's order: take them whole when so
-        flat = np.fromiter(
-            chain.from_iterable(
-                (p.values() if tuple(p) == values else [p.get(v, 0.0) for v in values]) if p else empty
-                for p in ((row or {}).get(name) for row in rows)
-            ),
-            dtype=np.float64,
-            count=n * k,
-        )
-        a = np.clip(flat.reshape(n, k), 0.0, None)
+        a = np.clip(table[:, start : start + k], 0.0, None)
+        start += k
         total = a.sum(axis=1, keepdims=True)
         a = np.where(total > 0, a / np.where(total > 0, total, 1.0), 1.0 / k)
         with np.errstate(divide="ignore"):

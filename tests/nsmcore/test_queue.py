@@ -8,8 +8,9 @@ import json
 import numpy as np
 import pytest
 
-from nsmcore.decoding import label_mass, normalise, region_scores, rule_lattice
+from nsmcore.decoding import decode, label_mass, normalise, region_scores, rule_lattice
 from nsmcore.mapper import ABSTAIN, route
+from nsmcore.parsers.base import decoded_result
 from nsmcore.queue import (
     INFORMATIVE,
     MIXED,
@@ -167,11 +168,40 @@ def test_posteriors_are_read_from_raw_output_and_missing_ones_are_uniform():
     read = posteriors_of(raw)
     assert read == {"agency": {"i": 0.9, "someone-else": 0.1}}
     assert posteriors_of("not json") is None and posteriors_of('{"values": {}}') is None
-    logp = posteriors_to_log([read, None])
+    # in another order than the schema's, and all zero (uniform, as if not given)
+    reordered = {"agency": {"someone-else": 0.1, "i": 0.9}, "body": {"yes": 0.0, "no": 0.0}}
+    logp = posteriors_to_log([read, None, reordered])
     agency = [s.name for s in SLOTS].index("agency")
     assert np.exp(logp[agency][0]).tolist() == pytest.approx([0.9, 0.1, 0.0, 0.0])
     assert np.exp(logp[agency][1]).tolist() == pytest.approx([0.25] * 4)
+    assert np.exp(logp[agency][2]).tolist() == pytest.approx([0.9, 0.1, 0.0, 0.0])
     assert np.exp(logp[0][0]).tolist() == pytest.approx([1 / 3] * 3)  # experiencer: not given
+    body = [s.name for s in SLOTS].index("body")
+    assert np.exp(logp[body][2]).tolist() == pytest.approx([0.5, 0.5])
+    assert [a.shape for a in posteriors_to_log([])] == [(0, len(s.values)) for s in SLOTS]
+
+
+def test_a_joint_decodings_posteriors_are_read_alone_and_exactly():
+    """The raw output a parser writes (nsmcore.parsers.base.decoded_result): its posteriors object
+    is read without the rest, and is the one json.loads finds, whatever precedes it."""
+    rng = np.random.default_rng(3)
+    logp = normalise([rng.normal(size=(5, len(s.values))) for s in SLOTS])
+    for k, decoded in enumerate(decode(logp, lattice=LATTICE)):
+        kept = {
+            s.name: dict(zip(s.values, logp[j][k].round(4).tolist(), strict=True))
+            for j, s in enumerate(SLOTS)
+        }
+        raw = decoded_result(decoded, 0.1, mean_logprob=kept).raw_output
+        assert raw.startswith('{"decoding":"joint",')
+        assert posteriors_of(raw) == json.loads(raw)["posteriors"] != json.loads(raw)["mean_logprob"]
+    # a label or a label mass named like the key comes first: the object is still the one read
+    named = (
+        '{"decoding":"joint","label":"posteriors","label_mass":{"posteriors":0.5},'
+        '"posteriors":{"body":{"no":1}}}'
+    )
+    assert posteriors_of(named) == {"body": {"no": 1}}
+    assert posteriors_of('{"decoding":"joint","label":"joy","values":{}}') is None
+    assert posteriors_of('{"decoding":"joint","posteriors":{"body":') is None  # cut short
 
 
 def test_the_summary_says_when_an_order_reaches_randoms_final_accuracy():
