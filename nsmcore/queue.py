@@ -123,7 +123,7 @@ def posteriors_to_log(rows: Sequence[Mapping[str, Mapping[str, float]] | None]) 
     item with none (None, or a slot missing or all zero) is as uncertain as can be on that slot
     (uniform). One pass over the items puts every slot's numbers in one flat run, read into one
     array and cut into slots: a list of lists per slot took 2.8 times as long, and one pass over
-    the items per slot 1.8 times (benchmarks/bench_queue.py)."""
+    the items per slot 1.8 times (on the benchmark's 100,000 items, benchmarks/bench_queue.py)."""
     n = len(rows)
     slots = [(slot.name, tuple(slot.values), (0.0,) * len(slot.values)) for slot in SLOTS]
     none = tuple(chain.from_iterable(empty for _, _, empty in slots))

@@ -74,8 +74,8 @@ def test_sqlite_urls_relative_absolute_and_memory():
 def test_sqlite_connections_read_through_a_memory_map_and_write_in_turn(tmp_path, django_db_blocker):
     """A connection opened by Django's SQLite backend from a DATABASE_URL (whatever database the
     suite itself runs on)."""
-    settings = parse_database_url(f"sqlite:///{tmp_path / 'x.db'}", base_dir=BASE)
-    wrapper = DatabaseWrapper({**settings, "TIME_ZONE": None, "CONN_MAX_AGE": 0, "CONN_HEALTH_CHECKS": False,
+    database = parse_database_url(f"sqlite:///{tmp_path / 'x.db'}", base_dir=BASE)
+    wrapper = DatabaseWrapper({**database, "TIME_ZONE": None, "CONN_MAX_AGE": 0, "CONN_HEALTH_CHECKS": False,
                                "AUTOCOMMIT": True, "ATOMIC_REQUESTS": False, "TEST": {}, "USER": "",
                                "PASSWORD": "", "HOST": "", "PORT": ""})  # fmt: skip
     try:
@@ -103,8 +103,8 @@ def test_a_sqlite_database_with_content_is_switched_to_write_ahead_logging(tmp_p
     )
     with sqlite3.connect(path) as conn:  # as migrate leaves it: tables, in the default journal mode
         conn.execute("CREATE TABLE t (x)")
-    settings = parse_database_url(f"sqlite:///{path}", base_dir=BASE)
-    wrapper = DatabaseWrapper({**settings, "TIME_ZONE": None, "CONN_MAX_AGE": 0, "CONN_HEALTH_CHECKS": False,
+    database = parse_database_url(f"sqlite:///{path}", base_dir=BASE)
+    wrapper = DatabaseWrapper({**database, "TIME_ZONE": None, "CONN_MAX_AGE": 0, "CONN_HEALTH_CHECKS": False,
                                "AUTOCOMMIT": True, "ATOMIC_REQUESTS": False, "TEST": {}, "USER": "",
                                "PASSWORD": "", "HOST": "", "PORT": ""})  # fmt: skip
     try:
