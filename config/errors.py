@@ -140,10 +140,10 @@ class DatabaseOutage:
 def api_exception_handler(exc: Exception, context: dict) -> Response | None:
     """DRF's handler, and the one place where the apps' domain errors become answers: an error that
     says how the API answers it (``api_status``, and ``api_body()`` where it says more than
-    ``{"detail": message}``: JobError 400, JobConflict 409 with the job, AdjudicationConflict 409,
-    StaleSave 409 with the current version...) is answered so (the service that raised it wrote
-    nothing: each writes in its own transaction); the views raise them instead of catching each
-    one. Anything else is DRF's, or a 500."""
+    ``{"detail": message}``: JobError 400, JobStateError 409, JobConflict 409 with the job,
+    AdjudicationConflict 409, StaleSave 409 with the current version...) is answered so (the
+    service that raised it wrote nothing: each writes in its own transaction); the views raise them
+    instead of catching each one. Anything else is DRF's, or a 500."""
     response = exception_handler(exc, context)
     if response is not None:
         return response

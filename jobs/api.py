@@ -23,7 +23,7 @@ from annotator.api_fields import Flag, Text
 from annotator.models import ItemSet, Round
 from annotator.roles import ADMIN, HasRole
 from jobs.filters import JobFilter
-from jobs.kinds import JobError, kinds_related, registered_kind
+from jobs.kinds import kinds_related, registered_kind
 from jobs.models import Job
 from jobs.services import QUEUE_DOWN, job_cancel, job_queue, job_resume
 
@@ -242,11 +242,7 @@ class _JobAction(APIView):
         },
     )  # fmt: skip
     def post(self, request: Request, pk: int) -> Response:
-        job = generics.get_object_or_404(Job, pk=pk)
-        try:
-            job = self.perform(job=job)
-        except JobError as error:
-            return Response({"detail": str(error)}, status=status.HTTP_409_CONFLICT)
+        job = self.perform(job=generics.get_object_or_404(Job, pk=pk))  # JobStateError: 409
         return Response(JobOut(job, context={"request": request}).data)
 
 

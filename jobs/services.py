@@ -28,6 +28,14 @@ from jobs.models import Job
 log = logging.getLogger(__name__)
 
 
+class JobStateError(JobError):
+    """The job is not in a state the action needs (cancelling a finished job, resuming one that has
+    not stopped, or one whose twin is active): the request is sound, the job's state refuses it, so
+    the API answers 409."""
+
+    api_status = 409
+
+
 class JobConflict(JobError):
     """The same job is already active: the API answers 409 with its id."""
 
@@ -101,7 +109,7 @@ def job_queue(job: Job) -> str:
 def job_cancel(*, job: Job) -> Job:
     """Ask the worker to stop after the current batch; a job not yet started stops at once."""
     if not job.is_active:
-        raise JobError(
+        raise JobStateError(
             _("job #%(id)s is %(status)s; only a queued or running job can be cancelled")
             % {"id": job.pk, "status": job.get_status_display()}
         )
@@ -125,19 +133,19 @@ def job_requeue(*, job: Job) -> Job:
     """A failed, cancelled or stalled job back to queued, without sending it to the worker (a
     command that runs the job in its own process calls this, then job_run)."""
     if not job.resumable_state:
-        raise JobError(
+        raise JobStateError(
             _("job #%(id)s is %(status)s; only a failed, cancelled or stalled job can be resumed")
             % {"id": job.pk, "status": job.get_status_display()}
         )
     if problem := job.resume_problem:
-        raise JobError(_("job #%(id)s cannot resume: %(problem)s") % {"id": job.pk, "problem": problem})
+        raise JobStateError(_("job #%(id)s cannot resume: %(problem)s") % {"id": job.pk, "problem": problem})
     try:
         with transaction.atomic():
             Job.objects.filter(pk=job.pk).update(
                 status=Job.Status.QUEUED, cancel_requested=False, error="", finished_at=None, runner=""
             )
     except IntegrityError:
-        raise JobError(
+        raise JobStateError(
             _("another job is already active on %(subject)s with these settings") % {"subject": job.subject}
         ) from None
     job.refresh_from_db()

@@ -10,8 +10,9 @@ import pytest
 from django.urls import reverse
 
 from exports.models import Export
+from jobs.kinds import JobError
 from jobs.models import Job
-from jobs.services import job_run
+from jobs.services import JobStateError, job_cancel, job_run
 
 
 @pytest.fixture(autouse=True)
@@ -242,6 +243,26 @@ def test_a_queued_job_not_yet_counted_is_at_0_percent_not_100(api, gold_round):
     # a finished job that had nothing to do is all done
     Job.objects.filter(pk=job.pk).update(total=0, done=0)
     assert api.get(reverse("api_job", args=[job.pk])).json()["percent"] == 100
+
+
+def test_a_job_in_the_wrong_state_for_an_action_is_a_409_from_the_service_itself(api, gold_round):
+    """Issue 24: the actions' view answered JobError 409 by hand while the exception handler
+    answers it 400, so one error had two statuses; the state error now carries its own 409."""
+    job = Job.objects.get(pk=api.post_json("api_job_rawexport", {"round": gold_round.pk}).json()["id"])
+    job_run(job.pk)
+    answer = api.post(reverse("api_job_cancel", args=[job.pk]))
+    assert answer.status_code == 409
+    assert "only a queued or running job can be cancelled" in answer.json()["detail"]
+    job.refresh_from_db()
+    assert job.status == "done" and not job.cancel_requested
+    with pytest.raises(JobStateError) as error:
+        job_cancel(job=job)
+    assert error.value.api_status == 409 and isinstance(error.value, JobError)
+    # resuming a job that is not stopped: the same status, and the job is left as it was
+    Job.objects.filter(pk=job.pk).update(status="running")
+    answer = api.post(reverse("api_job_resume", args=[job.pk]))
+    assert answer.status_code == 409 and "can be resumed" in answer.json()["detail"]
+    assert Job.objects.get(pk=job.pk).status == "running"
 
 
 @pytest.fixture
