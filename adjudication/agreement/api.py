@@ -21,7 +21,8 @@ from adjudication.agreement.analysis import (
     passes_for,
     round_analysis,
 )
-from adjudication.forms import ConflictQuery, form_problems
+from adjudication.agreement.forms import ConflictQuery
+from adjudication.forms import form_problems
 from annotator.models import Round
 from annotator.roles import ADJUDICATOR, ADMIN, HasRole
 from annotator.search import SEARCH_HELP

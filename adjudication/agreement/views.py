@@ -1,7 +1,7 @@
 """Adjudicators' pages: a round's agreement dashboard, conflicts, one item side by side, flows
-between passes and anchoring. Each page reads its query string through a form (adjudication.forms:
-a bad value is a 400 naming it), and each table downloads as CSV from a view of its own that reads
-the same form (``agreement.csv``, ``conflicts.csv``...)."""
+between passes and anchoring. Each page reads its query string through a form
+(adjudication.agreement.forms: a bad value is a 400 naming it), and each table downloads as CSV
+from a view of its own that reads the same form (``agreement.csv``, ``conflicts.csv``...)."""
 
 from __future__ import annotations
 
@@ -31,8 +31,9 @@ from adjudication.agreement.analysis import (
     round_analysis,
     round_submissions,
 )
+from adjudication.agreement.forms import AgreementQuery, AnchoringQuery, ConflictQuery, FlowQuery
 from adjudication.downloads import csv_response
-from adjudication.forms import AgreementQuery, AnchoringQuery, ConflictQuery, FlowQuery, refused_query
+from adjudication.forms import refused_query
 from adjudication.gold.selectors import gold_awaiting
 from adjudication.models import GoldItem
 from annotator.models import Annotation, Assignment, Item, Round

@@ -30,7 +30,7 @@ from adjudication.api_common import (
     _View,
     _written,
 )
-from adjudication.filters import ConventionFilter
+from adjudication.conventions.filters import ConventionFilter
 from adjudication.gold.selectors import gold_awaiting
 from adjudication.gold.services import (
     PREVIEW_SIZE,

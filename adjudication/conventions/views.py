@@ -12,7 +12,8 @@ from django.utils.translation import ngettext
 from django.views.decorators.http import require_POST
 
 from adjudication.agreement.analysis import item_texts
-from adjudication.forms import ProposeForm, ReviseForm, VoteForm, form_problems
+from adjudication.conventions.forms import ProposeForm, ReviseForm
+from adjudication.forms import VoteForm, form_problems
 from adjudication.gold.selectors import gold_awaiting
 from adjudication.gold.services import (
     PREVIEW_SIZE,

@@ -34,6 +34,7 @@ from adjudication.evaluation.figures import (
     sensitivity_chart,
     split_table,
 )
+from adjudication.evaluation.forms import EvaluationQuery
 from adjudication.evaluation.parser import (
     PARSER_TABLES,
     label_figures,
@@ -41,7 +42,7 @@ from adjudication.evaluation.parser import (
     parser_vs_gold,
 )
 from adjudication.evaluation.parser_curve import curve_chart, registered_curve
-from adjudication.forms import EvaluationQuery, form_problems
+from adjudication.forms import form_problems
 from annotator.models import ItemSet, Round
 from annotator.roles import ADJUDICATOR, ADMIN, require_role
 from rules.rulesets import active_rule_set

@@ -30,8 +30,8 @@ from adjudication.api_common import (
     _View,
     _written,
 )
-from adjudication.filters import REVIEW, GoldFilter
 from adjudication.gold.audit import gold_audit_trail
+from adjudication.gold.filters import REVIEW, GoldFilter
 from adjudication.gold.preview import GoldPreview, gold_preview
 from adjudication.gold.review_marks import gold_revised
 from adjudication.gold.selectors import gold_awaiting

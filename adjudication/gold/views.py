@@ -20,9 +20,10 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
 from adjudication.agreement.analysis import round_analysis, round_submissions
-from adjudication.filters import GoldFilter
-from adjudication.forms import GoldOpenForm, ResolveForm, form_problems
+from adjudication.forms import form_problems
 from adjudication.gold.audit import gold_audit_trail
+from adjudication.gold.filters import GoldFilter
+from adjudication.gold.forms import GoldOpenForm, ResolveForm
 from adjudication.gold.preview import gold_preview
 from adjudication.gold.review_marks import gold_revised
 from adjudication.gold.selectors import gold_awaiting, gold_next_open

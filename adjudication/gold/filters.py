@@ -1,5 +1,5 @@
-"""Filters of the adjudication lists, applied in the database (django-filter). A value outside a
-filter's choices is a form error, which the page answers 400 with."""
+"""Filters of the gold list, page and API, applied in the database (django-filter). A value
+outside a filter's choices is a form error, which the page answers 400 with."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from django.db.models import Q, QuerySet
 from django.utils.translation import gettext_lazy as _
 
 from adjudication.gold.services import ADJUDICATED, CONVENTION, UNANIMOUS
-from adjudication.models import Convention, GoldItem
-from annotator.filters import IdFilter
+from adjudication.models import GoldItem
 from annotator.search import search_filter
 from nsmcore.schema import SLOT_NAMES
 
@@ -52,15 +51,3 @@ class GoldFilter(django_filters.FilterSet):
         for slot in SLOT_NAMES:
             any_slot |= Q(**{f"construals__provenance__{slot}__source": value})
         return queryset.filter(pk__in=GoldItem.objects.filter(any_slot).values("pk"))
-
-
-class ConventionFilter(django_filters.FilterSet):
-    """The conventions list of the API: by round (its id), by status, by slot."""
-
-    round = IdFilter(field_name="round_id", help_text="a round's id")
-    status = django_filters.ChoiceFilter(choices=Convention.Status.choices)
-    slot = django_filters.ChoiceFilter(choices=[(s, s) for s in SLOT_NAMES])
-
-    class Meta:
-        model = Convention
-        fields: list[str] = []
