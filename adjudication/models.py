@@ -158,33 +158,6 @@ class GoldChange(models.Model):
         return f"change of gold {self.gold_id} at {self.at:%Y-%m-%d %H:%M}: {self.why}"
 
 
-class EntailmentJudgement(models.Model):
-    """A person's reading of whether an item's text (in the field a round shows) entails one
-    rendered line: the human side of the verifier's calibration."""
-
-    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
-    text_field = models.CharField(max_length=16)
-    text_sha = models.CharField(max_length=64, help_text="sha256 of the text read, as the verifier caches it")
-    slot = models.CharField(max_length=32)
-    value = models.CharField(max_length=32)
-    line = models.CharField(max_length=300)
-    judge = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
-    entailed = models.BooleanField()
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=["item", "text_field", "line", "judge"], name="judgement_one_per_judge"
-            ),
-        ]
-        indexes = [models.Index(fields=["text_sha", "line"], name="judgement_pair_idx")]
-
-    def __str__(self) -> str:
-        return f"{self.line!r} {'entailed' if self.entailed else 'not entailed'} by {self.judge_id}"
-
-
 class AgreementSnapshot(models.Model):
     """Alpha and raw agreement per slot of a round at one version of its annotations, stored by
     the export job (agreement_summary), so that later exports (any process) read it instead of

@@ -16,13 +16,13 @@ from django.db.models import Max
 from django.utils.translation import gettext as _
 
 from adjudication.gold.services import AdjudicationError
-from adjudication.models import EntailmentJudgement, GoldConstrual, GoldItem
+from adjudication.models import GoldConstrual, GoldItem
 from annotator.models import Item, Round
 from nsmcore import calibration
 from nsmcore.render import Line, render
 from nsmcore.schema import Explication
 from nsmcore.verifier import text_key
-from verification.models import LineVerification
+from verification.models import EntailmentJudgement, LineVerification
 
 HISTOGRAM_BINS = 10
 

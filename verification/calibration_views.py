@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from adjudication.forms import JudgementMarkForm, form_problems
+from adjudication.forms import form_problems
 from adjudication.gold.selectors import gold_awaiting
 from adjudication.gold.services import AdjudicationError
 from adjudication.models import GoldItem
@@ -27,7 +27,7 @@ from verification.calibration import (
     judgement_progress,
     verifier_models,
 )
-from verification.forms import CalibrationQuery
+from verification.forms import CalibrationQuery, JudgementMarkForm
 
 ITEMS_PER_PAGE = 10
 

@@ -1,5 +1,5 @@
-"""The form that starts a verification job (the Jobs page and the API: jobs.api.FormIn), and the
-check of an NLI model that the export's form shares."""
+"""The form that starts a verification job (the Jobs page and the API: jobs.api.FormIn), the
+check of an NLI model that the export's form shares, and the calibration pages' forms."""
 
 from __future__ import annotations
 
@@ -81,3 +81,17 @@ class CalibrationQuery(forms.Form):
 
     def clean_model(self) -> str:
         return self.cleaned_data["model"] or (self.models[0] if self.models else "")
+
+
+class JudgementMarkForm(forms.Form):
+    """One gold line marked entailed or not on the judgements page (and the page to go back to)."""
+
+    line = forms.CharField(max_length=5000)
+    entailed = forms.ChoiceField(
+        choices=[("yes", gettext_lazy("entailed")), ("no", gettext_lazy("not entailed"))],
+        error_messages={
+            "required": gettext_lazy("say entailed=yes or entailed=no"),
+            "invalid_choice": gettext_lazy("say entailed=yes or entailed=no"),
+        },
+    )
+    page = forms.IntegerField(min_value=1, required=False)

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from adjudication.models import EntailmentJudgement, GoldConstrual
+from adjudication.models import GoldConstrual
 from annotator.models import Item
 from jobs.services import job_run
 from nsmcore.render import render
@@ -14,7 +14,7 @@ from nsmcore.schema import Explication
 from nsmcore.tiny import build_tiny_nli
 from nsmcore.verifier import text_key
 from verification.calibration import calibration_report, gold_lines
-from verification.models import LineVerification
+from verification.models import EntailmentJudgement, LineVerification
 from verification.verify import job_verify_start
 
 pytest.importorskip("torch", reason="torch is in requirements.txt; this guards a partial install")
