@@ -50,6 +50,25 @@ class LoraError(RuntimeError):
     """Training that cannot start or go on: the message names the setting or the problem."""
 
 
+#: each numeric setting's bounds, inclusive (None: no bound), declared once: LoraSettings checks
+#: them, and the train job's parameters (training.params), so its form, API and command, are built
+#: from them and from LoraSettings' defaults (issue 24: they were declared twice and disagreed on
+#: the learning rate's and the dropout's bounds)
+BOUNDS: dict[str, tuple[float | None, float | None]] = {
+    "rank": (1, None), "alpha": (1, None), "dropout": (0, 0.99), "epochs": (1, None),
+    "learning_rate": (1e-7, 0.5), "batch_size": (1, None), "grad_accum": (1, None), "max_length": (64, None),
+    "seed": (0, None), "warmup_ratio": (0, 0.99), "checkpoint_every": (1, None),
+}  # fmt: skip
+
+
+def _expected(whole: bool, low: float | None, high: float | None) -> str:
+    if whole:
+        if (low, high) == (1, None):
+            return "a positive integer"
+        return f"an integer >= {low}" if high is None else f"an integer from {low} to {high}"
+    return f"a number >= {low:g}" if high is None else f"a number from {low:g} to {high:g}"
+
+
 @dataclass(frozen=True)
 class LoraSettings:
     rank: int = 16
@@ -72,17 +91,17 @@ class LoraSettings:
     gradient_checkpointing: bool = False
 
     def __post_init__(self) -> None:
-        positive = ("rank", "alpha", "epochs", "batch_size", "grad_accum", "max_length", "checkpoint_every")
-        for name in positive:
+        for name, (low, high) in BOUNDS.items():
             value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise LoraError(f"LoRA setting {name}: expected a positive integer, got {value!r}")
-        if not 0 <= self.dropout < 1:
-            raise LoraError(f"LoRA setting dropout: expected 0 <= dropout < 1, got {self.dropout!r}")
-        if not 0 < self.learning_rate < 1:
-            raise LoraError(f"LoRA setting learning_rate: expected 0 < rate < 1, got {self.learning_rate!r}")
-        if not 0 <= self.warmup_ratio < 1:
-            raise LoraError(f"LoRA setting warmup_ratio: expected 0 <= ratio < 1, got {self.warmup_ratio!r}")
+            whole = isinstance(getattr(LoraSettings, name), int)  # the default's type is the setting's
+            number = isinstance(value, int) if whole else isinstance(value, int | float)
+            if (
+                isinstance(value, bool)
+                or not number
+                or (low is not None and value < low)
+                or (high is not None and value > high)
+            ):
+                raise LoraError(f"LoRA setting {name}: expected {_expected(whole, low, high)}, got {value!r}")
 
     def as_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)

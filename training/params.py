@@ -11,7 +11,7 @@ from django.utils.translation import gettext_noop
 
 from adjudication.training import parse_passes
 from jobs.kinds import JobError, Params, setting
-from nsmcore.lora import LoraError, LoraSettings
+from nsmcore.lora import BOUNDS, LoraError, LoraSettings
 from nsmcore.training_data import (
     TrainingDataError,
 )
@@ -32,6 +32,14 @@ CLASSIFIER_FIELDS = (
 )
 #: the settings of training through labels: they apply with labels_from only
 LABEL_FIELDS = ("label_trust", "label_prior", "abstain_below")
+LORA_DEFAULTS = LoraSettings()
+
+
+def lora_setting(name: str, *, label: str, help: str = "") -> object:
+    """A LoRA setting's field with nsmcore.lora's own default and bounds, so the form, the API, the
+    command and the library refuse the same values."""
+    low, high = BOUNDS[name]
+    return setting(getattr(LORA_DEFAULTS, name), min=low, max=high, label=label, help=help)
 
 
 @dataclass(frozen=True)
@@ -45,50 +53,44 @@ class TrainParams(Params):
     output_dir: str = ""
     # labels and help are marked with gettext_noop: the form translates them when shown
     # (jobs.forms.setting_field), the command's help reads them as they are
-    rank: int = setting(
-        16, min=1, label=gettext_noop("Rank"), help=gettext_noop("LoRA rank: the adapter's size")
+    rank: int = lora_setting(
+        "rank", label=gettext_noop("Rank"), help=gettext_noop("LoRA rank: the adapter's size")
     )
-    alpha: int = setting(
-        32,
-        min=1,
+    alpha: int = lora_setting(
+        "alpha",
         label=gettext_noop("Alpha"),
         help=gettext_noop("LoRA alpha: the adapter's scale (alpha / rank)"),
     )
-    dropout: float = setting(
-        0.05,
-        min=0,
-        max=0.99,
+    dropout: float = lora_setting(
+        "dropout",
         label=gettext_noop("Dropout"),
         help=gettext_noop("dropout on the adapter's input"),
     )
     #: comma-separated module names; empty: the architecture's default
     target_modules: str = ""
-    epochs: int = setting(3, min=1, label=gettext_noop("Epochs"))
-    learning_rate: float = setting(2e-4, min=1e-7, max=0.5, label=gettext_noop("Learning rate"))
-    batch_size: int = setting(
-        4, min=1, label=gettext_noop("Batch size"), help=gettext_noop("examples per forward pass")
+    epochs: int = lora_setting("epochs", label=gettext_noop("Epochs"))
+    learning_rate: float = lora_setting("learning_rate", label=gettext_noop("Learning rate"))
+    batch_size: int = lora_setting(
+        "batch_size", label=gettext_noop("Batch size"), help=gettext_noop("examples per forward pass")
     )
-    grad_accum: int = setting(
-        1,
-        min=1,
+    grad_accum: int = lora_setting(
+        "grad_accum",
         label=gettext_noop("Gradient accumulation"),
         help=gettext_noop("an optimizer step reads batch size x this many"),
     )
-    max_length: int = setting(
-        1024,
-        min=64,
+    max_length: int = lora_setting(
+        "max_length",
         label=gettext_noop("Max length"),
         help=gettext_noop("tokens of prompt and answer, at most"),
     )
-    seed: int = setting(0, min=0, label=gettext_noop("Seed"))
-    checkpoint_every: int = setting(
-        50,
-        min=1,
+    seed: int = lora_setting("seed", label=gettext_noop("Seed"))
+    checkpoint_every: int = lora_setting(
+        "checkpoint_every",
         label=gettext_noop("Checkpoint every"),
         help=gettext_noop("steps between checkpoints (a stopped job resumes there)"),
     )
     gradient_checkpointing: bool = setting(
-        False,
+        LORA_DEFAULTS.gradient_checkpointing,
         label=gettext_noop("Gradient checkpointing"),
         help=gettext_noop("less GPU memory for long prompts, about a third slower"),
     )

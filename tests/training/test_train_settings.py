@@ -11,9 +11,10 @@ from django.urls import reverse
 
 from jobs.kinds import JobError
 from jobs.models import Job
+from nsmcore.lora import LoraError, LoraSettings
 from training.api import TrainIn
 from training.forms import TrainForm
-from training.params import METHOD_NAMES, TrainParams
+from training.params import LORA_FIELDS, METHOD_NAMES, TrainParams
 from training.train import METHODS
 
 SETTINGS = [f for f in dataclasses.fields(TrainParams) if "min" in f.metadata]
@@ -29,6 +30,29 @@ def test_the_form_and_the_api_take_their_bounds_and_defaults_from_the_parameters
         assert (form[field.name].min_value, form[field.name].max_value) == (low, high), field.name
         assert (api[field.name].min_value, api[field.name].max_value) == (low, high), field.name
         assert form[field.name].initial == field.default, field.name
+
+
+def test_the_library_takes_the_same_bounds_and_defaults_as_the_job():
+    """Issue 24: nsmcore's LoraSettings (python -m nsmcore.lora) had bounds of its own: it trained
+    with a learning rate of 0.7 or a dropout of 0.995 that the form, the API and the command refuse."""
+    lora = [f for f in SETTINGS if f.name in LORA_FIELDS]
+    assert {f.name for f in lora} >= {"rank", "dropout", "learning_rate", "max_length", "checkpoint_every"}
+    for field in lora:
+        low, high = field.metadata["min"], field.metadata["max"]
+        assert getattr(LoraSettings(), field.name) == field.default, field.name
+        if isinstance(field.default, bool):
+            continue
+        step = 1 if isinstance(field.default, int) else 1e-9
+        for inside in (low, high):
+            if inside is not None:
+                assert getattr(LoraSettings(**{field.name: inside}), field.name) == inside
+        for outside in (low - step, None if high is None else high + step):
+            if outside is None:
+                continue
+            with pytest.raises(LoraError, match=field.name):
+                LoraSettings(**{field.name: outside})
+            with pytest.raises(JobError, match=field.name):
+                TrainParams(base_model="org/m", **{field.name: outside})
 
 
 @pytest.mark.parametrize(
