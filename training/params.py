@@ -12,6 +12,7 @@ from django.utils.translation import gettext_noop
 from adjudication.training import parse_passes
 from jobs.kinds import JobError, Params, setting
 from nsmcore.lora import BOUNDS, LoraError, LoraSettings
+from nsmcore.parsers.classifier_training import NUMBER_OPTIONS
 from nsmcore.training_data import (
     TrainingDataError,
 )
@@ -33,6 +34,8 @@ CLASSIFIER_FIELDS = (
 #: the settings of training through labels: they apply with labels_from only
 LABEL_FIELDS = ("label_trust", "label_prior", "abstain_below")
 LORA_DEFAULTS = LoraSettings()
+#: the classifier's numeric options' bounds, as nsmcore's training checks them
+CLASSIFIER_BOUNDS = {name: {"min": low, "max": high} for name, low, high in NUMBER_OPTIONS}
 
 
 def lora_setting(name: str, *, label: str, help: str = "") -> object:
@@ -102,7 +105,7 @@ class TrainParams(Params):
     #: classifier only: sentence embeddings beside the n-grams ("bundled" or a model folder)
     encoder: str = ""
     appraisal_weight: float = setting(
-        0.0, min=0, max=10, label=gettext_noop("Appraisal weight"),
+        0.0, **CLASSIFIER_BOUNDS["appraisal_weight"], label=gettext_noop("Appraisal weight"),
         help=gettext_noop(
             "classifier only, with labels: how much the appraisal ratings count (0: not at all)"
         ),
@@ -111,12 +114,12 @@ class TrainParams(Params):
     # best on held-out silver-156 (benchmarks/results/parser.json, README): the library's
     # defaults (nsmcore.parsers.classifier.DEFAULT_OPTIONS) are the plain ones.
     label_trust: float = setting(
-        0.5, min=0.000001, max=1, label=gettext_noop("Label trust"),
+        0.5, **CLASSIFIER_BOUNDS["label_trust"], label=gettext_noop("Label trust"),
         help=gettext_noop("classifier only, with labels: how far a label may pull the slots toward its rule "
                           "(1: all the way; lower keeps them closer to the gold explications)"),
     )  # fmt: skip
     label_prior: float = setting(
-        4.0, min=0, max=100, label=gettext_noop("Label prior"),
+        4.0, **CLASSIFIER_BOUNDS["label_prior"], label=gettext_noop("Label prior"),
         help=gettext_noop("classifier only, with labels: the weight of a label head that chooses each text's "
                           "rule when decoding (0: none)"),
     )  # fmt: skip
