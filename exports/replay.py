@@ -67,7 +67,10 @@ MANIFEST_LIMIT = 64 << 20  # a manifest larger than this is no export's
 
 
 class ReplayInputError(ValueError):
-    """An archive the replay cannot read or date: the command's exit 2, the API's 400."""
+    """An archive the replay cannot read or date: the command's exit 2, the API's 400 (the
+    exception handler, config.errors, reads ``api_status``)."""
+
+    api_status = 400
 
 
 @dataclass

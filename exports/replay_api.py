@@ -108,8 +108,5 @@ class ExportReplay(APIView):
                 "file": export.filename
             }
             return Response({"detail": gone}, status=status.HTTP_404_NOT_FOUND)
-        try:
-            result = replay_stored(export)
-        except ReplayInputError as error:
-            return Response({"detail": str(error)}, status=status.HTTP_400_BAD_REQUEST)
+        result = replay_stored(export)  # ReplayInputError: 400
         return Response(ReplayOut(result.as_dict()).data)
