@@ -156,8 +156,11 @@ def export_write(
     total: Callable[[int], None] = lambda n: None,
 ) -> tuple[Path, dict[str, Any]] | None:  # fmt: skip
     """Write the archive of the gold in ``folder``; returns (path, manifest), or None when stopped.
-    Reads the database only (its writes are export_prepare's, before it): the same database (and
-    verifier cache) always gives the same bytes."""
+    Reads the gold, the rounds and the agreement only (opening gold records and storing the
+    agreement are export_prepare's, before it): the same database (and verifier cache) always
+    gives the same bytes. With a verifier it also writes what verifying costs to redo: the
+    verifier's cache of line judgements (LineVerification) and each record's verified lines
+    (VerifiedLines), neither of which changes what is exported."""
     read_at = as_of_now()  # the recipe's moment: exports.replay rebuilds the history as of it
     rounds = _rounds(round_)
     gold = GoldItem.objects.filter(status=GoldItem.Status.RESOLVED)
