@@ -1,4 +1,5 @@
-"""Forms of the gold pages: the resolve form of a record, and the button that opens records."""
+"""Forms of the gold pages: the resolve form of a record, the button that opens records, and the
+training download's query string."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ from django.utils.translation import gettext as _
 from adjudication.forms import keeping_value
 from annotator.models import Round
 from nsmcore.schema import SLOT_NAMES, SLOTS
+from nsmcore.training_data import FORMATS
+
+DEFAULT_FORMAT = "prompt"  # the transformers backend's
 
 
 class ResolveForm(forms.Form):
@@ -59,3 +63,20 @@ class GoldOpenForm(forms.Form):
         if target and url_has_allowed_host_and_scheme(target, allowed_hosts=None) and target.startswith("/"):
             return target
         return reverse("gold_list", args=[round_.pk])
+
+
+class TrainingQuery(forms.Form):
+    """The training download's query string: the format (left out, the transformers backend's
+    prompt format; nsmcore.training_data.FORMATS). An unknown one is refused, naming the formats."""
+
+    format = forms.CharField(required=False)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        data["format"] = data.get("format") or DEFAULT_FORMAT
+        if data["format"] not in FORMATS:
+            raise forms.ValidationError(
+                _("format %(format)s: formats are %(formats)s")
+                % {"format": repr(data["format"]), "formats": ", ".join(FORMATS)}
+            )
+        return data

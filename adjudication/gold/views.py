@@ -20,10 +20,10 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
 from adjudication.agreement.analysis import round_analysis, round_submissions
-from adjudication.forms import form_problems
+from adjudication.forms import form_problems, refused_query
 from adjudication.gold.audit import gold_audit_trail
 from adjudication.gold.filters import GoldFilter
-from adjudication.gold.forms import GoldOpenForm, ResolveForm
+from adjudication.gold.forms import GoldOpenForm, ResolveForm, TrainingQuery
 from adjudication.gold.preview import gold_preview
 from adjudication.gold.review_marks import gold_revised
 from adjudication.gold.selectors import gold_awaiting, gold_next_open
@@ -39,7 +39,7 @@ from adjudication.training import training_data, training_refusal
 from annotator.models import Annotation, Round
 from annotator.roles import ADJUDICATOR, ADMIN, has_role, require_role
 from nsmcore.schema import SLOT_NAMES, SLOTS
-from nsmcore.training_data import FORMATS, TrainingDataError, training_files
+from nsmcore.training_data import TrainingDataError, training_files
 
 PAGE_SIZE = 50
 #: the keys that take the first, second, ... annotator's value for the current slot (static/js/gold.js)
@@ -255,13 +255,10 @@ def gold_training_download(request: HttpRequest, round_id: int) -> HttpResponse:
     in the transformers backend's prompt format or the chat format, and its manifest. Held-out
     (eval tier) items refuse the download, naming them (400)."""
     round_ = get_object_or_404(Round, pk=round_id)
-    fmt = request.GET.get("format", "prompt")
-    if fmt not in FORMATS:
-        problem = _("format %(format)s: formats are %(formats)s") % {
-            "format": repr(fmt),
-            "formats": ", ".join(FORMATS),
-        }
-        return HttpResponse(problem, status=400, content_type="text/plain; charset=utf-8")
+    query = TrainingQuery(request.GET)
+    if not query.is_valid():
+        return refused_query(request, query, csv=True)
+    fmt = query.cleaned_data["format"]
     try:
         source = training_data(round_=round_)
     except TrainingDataError as error:

@@ -268,3 +268,20 @@ def test_a_refused_save_keeps_the_adjudicators_choices_and_the_browser_asks_for_
     assert re.search(r'<select name="second_intensity"[^>]*>.*?<option value="plain" selected>', page, re.S)
     assert re.search(r'name="two_construals" value="1" checked', page)
     assert re.search(r'<input type="text" name="why"[^>]* required', client.get(url).content.decode())
+
+
+@pytest.mark.parametrize(
+    ("fmt", "status"), [("xml", 400), ("", 200), ("chat", 200), ("prompt", 200), ("pairs", 200)]
+)
+def test_the_training_download_reads_its_format_through_a_form(client, adjudicator, gold_round, fmt, status):
+    """An unknown format is a plain-text 400 naming the formats (as the CSV downloads refuse a bad
+    query); an empty one is the default, the prompt format."""
+    client.force_login(adjudicator)
+    response = client.get(reverse("gold_training", args=[gold_round.pk]), {"format": fmt})
+    assert response.status_code == status
+    if status == 400:
+        assert response["Content-Type"] == "text/plain; charset=utf-8"
+        assert response.content.decode() == "bad query: format 'xml': formats are prompt, chat, pairs"
+    else:
+        assert response["Content-Type"] == "application/zip"
+        assert f"-{fmt or 'prompt'}.zip" in response["Content-Disposition"]
