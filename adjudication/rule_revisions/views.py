@@ -15,8 +15,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from adjudication.forms import VoteForm, form_problems
+from adjudication.forms import VoteForm, form_problems, refused_query
 from adjudication.gold.services import acceptance_rule
+from adjudication.rule_revisions.forms import RevisionQuery
 from adjudication.rule_revisions.services import (
     CHANGES_SHOWN,
     RevisionError,
@@ -108,13 +109,10 @@ def rule_revision(
     report, accuracy on gold and on a chosen pass under both versions, the label changes, votes."""
     row = get_object_or_404(RuleSetVersion.objects.select_related("created_by", "parent"), version=version)
     passes = pass_names()
-    chosen = request.GET.get("pass", "")
-    if chosen and chosen not in passes:
-        return HttpResponse(
-            _("pass: no parser %(parser)s has predictions; passes: %(passes)s")
-            % {"parser": repr(chosen), "passes": ", ".join(passes)},
-            status=400,
-        )
+    query = RevisionQuery(request.GET, passes=passes)
+    if not query.is_valid():
+        return refused_query(request, query)
+    chosen = query.cleaned_data["pass"]
     comparison = revision_comparison(version=row, parser=chosen)
     votes = row.votes.filter(ballot=row.ballot).select_related("adjudicator")
     quorum, majority = acceptance_rule()

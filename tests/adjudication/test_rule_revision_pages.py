@@ -126,8 +126,22 @@ def test_an_unknown_pass_is_a_400(client, adjudicator, items):
     client.force_login(adjudicator)
     client.post(reverse("rule_revision_new"), edit_data(r12_order="0"))
     response = client.get(reverse("rule_revision", args=["2"]), {"pass": "gpt"})
-    assert response.status_code == 400 and "no parser 'gpt'" in response.content.decode()
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "bad query: pass: no parser &#x27;gpt&#x27; has predictions; passes: lex" in page
     assert client.get(reverse("rule_revision", args=["2"]), {"pass": "lex"}).status_code == 200
+
+
+def test_a_refused_pass_is_answered_by_the_sites_400_page_escaped(client, adjudicator, items):
+    """The query form decides (RevisionQuery): the value asked for comes back escaped in the page,
+    never as raw HTML."""
+    client.force_login(adjudicator)
+    client.post(reverse("rule_revision_new"), edit_data(r12_order="0"))
+    response = client.get(reverse("rule_revision", args=["2"]), {"pass": "<b>x</b>"})
+    page = response.content.decode()
+    assert response.status_code == 400 and 'id="bad-request"' in page
+    assert "<b>x</b>" not in page and "&lt;b&gt;x&lt;/b&gt;" in page
+    assert client.get(reverse("rule_revision", args=["2"]), {"pass": ""}).status_code == 200
 
 
 def test_annotators_cannot_reach_the_revision_pages(client, annotator):
