@@ -40,3 +40,16 @@ class EvaluationQuery(forms.Form):
                 _("compare is the same pass as pass (%(pass)s): choose another pass") % {"pass": data["pass"]}
             )
         return data
+
+    def shown(self) -> dict[str, str]:
+        """What the page's form shows: the cleaned pass, compare pass and held-out set's name, or
+        for a refused query the values asked for, to be corrected."""
+        if self.is_valid():
+            data = self.cleaned_data
+            heldout = data["heldout"].name if data["heldout"] is not None else ""
+            return {"pass_key": data["pass"], "compare_key": data["compare"], "heldout_name": heldout}
+        return {
+            "pass_key": self["pass"].value() or self.default_pass,
+            "compare_key": self["compare"].value() or "",
+            "heldout_name": self["heldout"].value() or "",
+        }

@@ -110,12 +110,10 @@ def evaluation_page(request: HttpRequest, round_id: int) -> HttpResponse:
     context: dict[str, Any] = {
         "round": round_,
         "passes": passes,
-        "pass_key": request.GET.get("pass") or query.default_pass,
-        "compare_key": request.GET.get("compare", ""),
+        **query.shown(),  # the pass, compare pass and held-out set the page's form shows
         "rule_set": rule_set,
         "options": Options(),
         "tables": TABLES,
-        "heldout_name": request.GET.get("heldout", ""),
         "eval_sets": ItemSet.objects.filter(tier=ItemSet.Tier.EVAL)
         .order_by("name")
         .values_list("name", flat=True),

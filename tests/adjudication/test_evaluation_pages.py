@@ -127,6 +127,21 @@ def test_a_bad_pass_or_option_is_a_400_naming_it(adjudicator_client, round_, que
     assert message in response.content.decode()
 
 
+def test_the_pages_form_shows_what_the_query_form_read(adjudicator_client, round_):
+    """The pass, compare pass and held-out set come from EvaluationQuery: cleaned when valid, the
+    values asked for (to correct) when refused."""
+    html = adjudicator_client.get(url(round_, "pass=annotator:bob&compare=annotator:alice")).content.decode()
+    assert '<option value="annotator:bob" selected>' in html
+    assert '<option value="annotator:alice" selected>' in html
+    default = adjudicator_client.get(url(round_)).content.decode()
+    assert default.count(" selected>") == 1 and '<option value="annotator:alice" selected>' in default
+    refused = adjudicator_client.get(url(round_, "pass=annotator:bob&heldout=nope"))
+    page = refused.content.decode()
+    assert refused.status_code == 400 and "heldout &#x27;nope&#x27;: there is no item set" in page
+    assert 'name="heldout" size="14" list="eval-sets" value="nope"' in page
+    assert '<option value="annotator:bob" selected>' in page
+
+
 def test_a_bad_csv_request_is_a_400_in_plain_text(adjudicator_client, round_):
     response = adjudicator_client.get(csv_url(round_, "everything", "pass=annotator:alice"))
     assert response.status_code == 400
