@@ -309,5 +309,6 @@ job_kind_register(
         form_template="exports/_export_form.html",
         related=("export",),
         result_path=export_result_path,
+        results_page=("exports", gettext_lazy("Exports")),
     )
 )

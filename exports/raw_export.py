@@ -365,6 +365,7 @@ job_kind_register(
         form_template="exports/_raw_export_form.html",
         related=("export",),
         result_path=export_result_path,
+        results_page=("exports", gettext_lazy("Exports")),
         unit=gettext_lazy("revisions"),
     )
 )

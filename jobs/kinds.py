@@ -187,6 +187,9 @@ class JobKind:
     related: tuple[str, ...] = ()
     #: the URL path of what the job made (a file to download), or None while there is none
     result_path: Callable[[Any], str | None] | None = None
+    #: the URL name and the link text of the page that lists what jobs of this kind make (the
+    #: exports' history): a job's page links to it; empty: no such page
+    results_page: tuple[str, str] = ("", "")
     #: why a job of this kind, given its params, would fail again at once if resumed now (a model
     #: or a setting it needs is gone), known without loading anything; None when it can go on.
     #: A job it names offers no Resume, and resuming it is refused with the reason.

@@ -97,7 +97,9 @@ def _status_context(job: Job) -> dict:
         params, params_error = None, str(error)
     kind = registered_kind(job.kind)
     extra = kind.status_context(job) if kind and kind.status_context and params is not None else {}
-    return {"job": job, "params": params, "params_error": params_error, **extra}
+    page, label = kind.results_page if kind else ("", "")
+    results = {"url": reverse(page), "label": label} if page else None
+    return {"job": job, "params": params, "params_error": params_error, "results": results, **extra}
 
 
 @require_role(ADMIN)

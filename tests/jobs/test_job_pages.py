@@ -29,6 +29,22 @@ def test_the_job_list_shows_a_row_for_every_kind_of_job(client, admin_user, one_
     assert Job.objects.count() == 3
 
 
+def test_a_jobs_page_links_to_the_page_its_kind_names_for_its_results(
+    client, admin_user, one_job_of_each_kind
+):
+    """An export's page links to the exports' history (its kind's results_page), a prefill's to
+    none: the jobs machinery names no kind, each kind says what it adds."""
+    prefill, _, export = one_job_of_each_kind
+    client.force_login(admin_user)
+
+    def links(job: Job) -> str:  # the line above the job's heading
+        page = client.get(f"/jobs/{job.pk}/").content.decode()
+        return page[page.index('<p><a href="/jobs/">') : page.index("<h1>")]
+
+    assert links(export).count("<a ") == 2 and '<a href="/exports/">Exports</a>' in links(export)
+    assert links(prefill).count("<a ") == 1
+
+
 @pytest.fixture
 def no_network(monkeypatch):
     """A page that tried to reach the Hugging Face hub would wait for half a minute offline: any
