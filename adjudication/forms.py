@@ -1,7 +1,7 @@
 """Forms shared by the adjudication features: every POST and query string is read through a form,
 so that a bad value is named (field and message) and answered 400 before any service writes. Each
 feature keeps its own forms beside its views (``adjudication/<feature>/forms.py``); here are the
-helpers they share, the vote form of conventions and rule revisions, and the judgement mark form."""
+helpers they share and the vote form of conventions and rule revisions."""
 
 from __future__ import annotations
 
@@ -40,18 +40,6 @@ class VoteForm(forms.Form):
         },
     )
     comment = forms.CharField(required=False, max_length=2000)
-
-
-class JudgementMarkForm(forms.Form):
-    line = forms.CharField(max_length=5000)
-    entailed = forms.ChoiceField(
-        choices=[("yes", gettext_lazy("entailed")), ("no", gettext_lazy("not entailed"))],
-        error_messages={
-            "required": gettext_lazy("say entailed=yes or entailed=no"),
-            "invalid_choice": gettext_lazy("say entailed=yes or entailed=no"),
-        },
-    )
-    page = forms.IntegerField(min_value=1, required=False)
 
 
 def refused_query(request: HttpRequest, form: forms.Form, *, csv: bool = False) -> HttpResponse:

@@ -11,7 +11,8 @@ from django.urls import reverse
 from adjudication.gold import views as gold_views
 from adjudication.gold.selectors import gold_awaiting
 from adjudication.gold.services import gold_sync
-from adjudication.models import Convention, EntailmentJudgement, GoldChange, GoldItem
+from adjudication.models import Convention, GoldChange, GoldItem
+from verification.models import EntailmentJudgement
 
 
 def rows(page: str) -> list[str]:
