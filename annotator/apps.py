@@ -1,5 +1,8 @@
 from django.apps import AppConfig
 from django.db.models.signals import m2m_changed, post_delete, post_migrate, post_save
+from django.urls import register_converter
+
+from annotator.converters import IdConverter
 
 
 def _forget_cached_versions(**kwargs) -> None:
@@ -17,6 +20,7 @@ class AnnotatorConfig(AppConfig):
     verbose_name = "Annotation"
 
     def ready(self) -> None:
+        register_converter(IdConverter, "id")  # the URLconfs' <id:...>, read after the apps are ready
         post_migrate.connect(_forget_cached_versions, sender=self, dispatch_uid="annotator-forget-cache")
         from django.contrib.auth import get_user_model
 

@@ -5,8 +5,8 @@ from django.urls import path
 
 from contrasts import api, views
 
-S = "contrasts/<int:pk>/"
-A = "api/contrasts/<int:set_id>/"
+S = "contrasts/<id:pk>/"
+A = "api/contrasts/<id:set_id>/"
 
 urlpatterns = [
     path("contrasts/", views.contrast_sets, name="contrasts"),

@@ -68,9 +68,12 @@ MANIFEST_LIMIT = 64 << 20  # a manifest larger than this is no export's
 
 class ReplayInputError(ValueError):
     """An archive the replay cannot read or date: the command's exit 2, the API's 400 (the
-    exception handler, config.errors, reads ``api_status``)."""
+    exception handler, config.errors, reads ``api_status`` and ``api_body``: the archive is at fault)."""
 
     api_status = 400
+
+    def api_body(self) -> dict[str, Any]:
+        return {"detail": str(self), "archive": [str(self)]}
 
 
 @dataclass

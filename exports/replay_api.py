@@ -19,7 +19,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from exports.models import Export
-from exports.replay import ReplayInputError, replay_archive, replay_stored
+from exports.replay import replay_archive, replay_stored
 from jobs.api import BAD, DENIED, IsAdmin
 
 
@@ -75,19 +75,15 @@ class ReplayUpload(APIView):
             return Response(data.errors, status=status.HTTP_400_BAD_REQUEST)
         upload = data.validated_data["archive"]
         name = Path(upload.name or "archive.zip").name
-        try:
-            if hasattr(upload, "temporary_file_path"):  # a large upload is on disk already
-                result = replay_archive(Path(upload.temporary_file_path()), label=name)
-            else:
-                with tempfile.NamedTemporaryFile(suffix=".zip") as copy:
-                    for chunk in upload.chunks():
-                        copy.write(chunk)
-                    copy.flush()
-                    result = replay_archive(Path(copy.name), label=name)
-        except ReplayInputError as error:
-            return Response(
-                {"detail": str(error), "archive": [str(error)]}, status=status.HTTP_400_BAD_REQUEST
-            )
+        # ReplayInputError: 400 naming the archive (its api_body)
+        if hasattr(upload, "temporary_file_path"):  # a large upload is on disk already
+            result = replay_archive(Path(upload.temporary_file_path()), label=name)
+        else:
+            with tempfile.NamedTemporaryFile(suffix=".zip") as copy:
+                for chunk in upload.chunks():
+                    copy.write(chunk)
+                copy.flush()
+                result = replay_archive(Path(copy.name), label=name)
         return Response(ReplayOut(result.as_dict()).data)
 
 

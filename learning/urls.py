@@ -5,8 +5,8 @@ from django.urls import path
 
 from learning import api, views
 
-P = "adjudicate/rounds/<int:round_id>/queue/"
-A = "api/rounds/<int:round_id>/queue/"
+P = "adjudicate/rounds/<id:round_id>/queue/"
+A = "api/rounds/<id:round_id>/queue/"
 
 urlpatterns = [
     path(P, views.queue_page, name="learning_queue"),
@@ -14,7 +14,7 @@ urlpatterns = [
     path(f"{P}retrain/", views.queue_retrain, name="learning_retrain"),
     path(f"{P}simulate/", views.queue_simulate, name="learning_simulate"),
     path(f"{P}off/", views.queue_off, name="learning_off"),
-    path("adjudicate/rounds/<int:round_id>/queue.csv", views.queue_csv, name="learning_queue_csv"),
+    path("adjudicate/rounds/<id:round_id>/queue.csv", views.queue_csv, name="learning_queue_csv"),
     path(A, api.QueueDetail.as_view(), name="api_learning_queue"),
     path(f"{A}recompute/", api.QueueRecompute.as_view(), name="api_learning_recompute"),
     path(f"{A}retrain/", api.QueueRetrain.as_view(), name="api_learning_retrain"),

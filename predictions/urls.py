@@ -4,5 +4,5 @@ from predictions import api
 
 urlpatterns = [
     path("api/jobs/prefill/", api.PrefillStart.as_view(), name="api_job_prefill"),
-    path("api/jobs/<int:pk>/legality/", api.JobLegality.as_view(), name="api_job_legality"),
+    path("api/jobs/<id:pk>/legality/", api.JobLegality.as_view(), name="api_job_legality"),
 ]

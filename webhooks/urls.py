@@ -5,8 +5,8 @@ from django.urls import path
 
 from webhooks import api, views
 
-W = "webhooks/<int:pk>/"
-A = "api/webhooks/<int:pk>/"
+W = "webhooks/<id:pk>/"
+A = "api/webhooks/<id:pk>/"
 
 urlpatterns = [
     path("webhooks/", views.webhooks, name="webhooks"),
@@ -16,7 +16,7 @@ urlpatterns = [
     path(f"{W}active/", views.webhook_active_view, name="webhook_active"),
     path(f"{W}delete/", views.webhook_delete_view, name="webhook_delete"),
     path(
-        f"{W}deliveries/<int:delivery_id>/redeliver/",
+        f"{W}deliveries/<id:delivery_id>/redeliver/",
         views.delivery_redeliver_view,
         name="delivery_redeliver",
     ),
@@ -24,9 +24,9 @@ urlpatterns = [
     path(A, api.WebhookDetail.as_view(), name="api_webhook"),
     path(f"{A}ping/", api.WebhookPing.as_view(), name="api_webhook_ping"),
     path(f"{A}deliveries/", api.DeliveryList.as_view(), name="api_webhook_deliveries"),
-    path(f"{A}deliveries/<int:delivery_id>/", api.DeliveryDetail.as_view(), name="api_webhook_delivery"),
+    path(f"{A}deliveries/<id:delivery_id>/", api.DeliveryDetail.as_view(), name="api_webhook_delivery"),
     path(
-        f"{A}deliveries/<int:delivery_id>/redeliver/",
+        f"{A}deliveries/<id:delivery_id>/redeliver/",
         api.DeliveryRedeliver.as_view(),
         name="api_webhook_redeliver",
     ),

@@ -4,14 +4,14 @@ from adjudication.evaluation import api, views
 
 urlpatterns = [
     path(
-        "adjudicate/rounds/<int:round_id>/evaluation/",
+        "adjudicate/rounds/<id:round_id>/evaluation/",
         views.evaluation_page,
         name="evaluation",
     ),
     path(
-        "adjudicate/rounds/<int:round_id>/evaluation/<slug:table>.csv",
+        "adjudicate/rounds/<id:round_id>/evaluation/<slug:table>.csv",
         views.evaluation_csv,
         name="evaluation_csv",
     ),
-    path("api/rounds/<int:round_id>/evaluation/", api.Evaluation.as_view(), name="api_evaluation"),
+    path("api/rounds/<id:round_id>/evaluation/", api.Evaluation.as_view(), name="api_evaluation"),
 ]

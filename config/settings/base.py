@@ -280,6 +280,8 @@ SPECTACULAR_SETTINGS = {
     # HTML 404 page, not the API's JSON).
     "PATH_CONVERTER_OVERRIDES": {
         "int": {"type": "integer", "minimum": 0},
+        # the site's ids (annotator.converters): a longer number is no path of the site
+        "id": {"type": "integer", "minimum": 0, "maximum": 10**18 - 1},
         "str": {"type": "string", "pattern": "^[^/]+$"},
     },
 }

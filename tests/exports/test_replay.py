@@ -311,6 +311,7 @@ def test_the_api_refuses_bad_archives_and_others(first, client, admin_user, adju
     client.force_login(admin_user)
     response = client.post(reverse("api_export_replay_upload"), {"archive": io.BytesIO(b"not a zip")})
     assert response.status_code == 400 and "is not a zip archive" in response.json()["detail"]
+    assert response.json()["archive"] == [response.json()["detail"]]
     response = client.post(reverse("api_export_replay_upload"), {})
     assert response.status_code == 400 and "archive" in response.json()
     assert client.post(reverse("api_export_replay", args=[9999])).status_code == 404

@@ -63,8 +63,9 @@ def test_migrate_seed_and_log_in_on_a_fresh_postgresql_database(fresh_database):
 APP_TESTS_THAT_READ_THE_DATABASE = [
     f"tests/app/{name}.py"
     for name in (
-        "test_api_errors", "test_database", "test_error_pages", "test_get_writes_nothing", "test_json_limits",
-        "test_links", "test_pages", "test_schema_says_what_views_accept", "test_seed_demo",
+        "test_api_errors", "test_database", "test_error_pages", "test_get_writes_nothing", "test_huge_ids",
+        "test_json_limits", "test_links", "test_pages", "test_schema_says_what_views_accept",
+        "test_seed_demo",
     )
 ]  # fmt: skip
 
