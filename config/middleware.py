@@ -5,12 +5,14 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from csp.constants import HEADER, HEADER_REPORT_ONLY
 from csp.middleware import CheckableLazyObject, CSPMiddleware
 from csp.utils import build_policy
 from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth import REDIRECT_FIELD_NAME
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse
@@ -30,9 +32,13 @@ class LostPostNotice:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
+        location = urlsplit(response.get("Location", "")) if response.status_code == 302 else None
+        # refused for want of a login: the login page is asked to come back to this very request
+        # (a logout, or the language switch on the login page, also lands there, losing nothing)
         to_login = (
-            response.status_code == 302
-            and response.get("Location", "").startswith(resolve_url(settings.LOGIN_URL))
+            location is not None
+            and location.path == resolve_url(settings.LOGIN_URL)
+            and parse_qs(location.query).get(REDIRECT_FIELD_NAME) == [request.get_full_path()]
             and not request.user.is_authenticated
         )
         if to_login and request.headers.get("HX-Request") == "true":

@@ -115,6 +115,19 @@ def test_a_save_after_logging_out_elsewhere_says_it_was_not_saved(client, annota
     assert not Annotation.objects.exists()
 
 
+def test_logging_out_or_switching_language_on_the_login_page_warns_of_nothing_lost(client, annotator):
+    """Found by a new user's walk through the site: the login page said "what you sent was not
+    saved" after every logout, and after switching the language while logged out."""
+    lost = "was not saved"
+    client.force_login(annotator)
+    page = client.post(reverse("logout"), follow=True)
+    assert page.redirect_chain[-1][0] == reverse("login") and lost not in page.content.decode()
+    login = f"{reverse('login')}?next=/work/"
+    page = client.post(reverse("set_language"), {"language": "de", "next": login}, follow=True)
+    assert page.redirect_chain[-1][0] == login and lost not in page.content.decode()
+    assert "Anmelden" in page.content.decode()  # the switch itself worked
+
+
 def test_a_live_preview_after_logging_out_says_the_session_ended_not_the_login_page(client, prefilled_round):
     """Found by a browser walkthrough: the annotation page's preview panel showed the whole login
     page once the session had ended in another tab."""
