@@ -6,8 +6,10 @@ from typing import Any
 
 from django import forms
 from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
+from annotator.converters import ID_DIGITS
 from annotator.models import FLAGS, SLOT_FIELDS, ItemSet, Round
 from annotator.roles import ROLES
 from annotator.round_selectors import annotator_choices, parser_coverage, parsers_of_other_fields
@@ -43,6 +45,16 @@ class ActiveForm(forms.Form):
 class AnnotatorChoice(forms.ModelMultipleChoiceField):
     def label_from_instance(self, obj: User) -> str:
         return obj.get_username()
+
+    def clean(self, value: Any) -> Any:
+        # Django looks the ids up with ``pk__in``, which hands the database a number it cannot
+        # store (SQLite raises OverflowError): such an id is no user's, and is refused as one
+        for pk in value if isinstance(value, list | tuple) else ():
+            if isinstance(pk, str | int) and str(pk).isdigit() and len(str(pk)) > ID_DIGITS:
+                raise ValidationError(
+                    self.error_messages["invalid_choice"], code="invalid_choice", params={"value": pk}
+                )
+        return super().clean(value)
 
 
 class RoundForm(forms.Form):

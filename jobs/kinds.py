@@ -109,11 +109,19 @@ class Params:
         return dataclasses.asdict(self)
 
 
+#: the largest whole number a parameter takes unless it says less (jobs.kinds.setting)
+INT_MAX = 2**31 - 1
+
+
 def setting(
     default: Any, *, min: float | None = None, max: float | None = None, help: str = "", label: str = ""
 ) -> Any:
     """A parameter's field with its bounds (inclusive), its help and its label, declared once: the
-    parameters check the bounds, and the form, the API and the command are built from them."""
+    parameters check the bounds, and the form, the API and the command are built from them. A
+    whole number has an upper bound even where none is given (a 32-bit integer's): a 20-digit count
+    means nothing, and the database could not even store it."""
+    if max is None and isinstance(default, int) and not isinstance(default, bool):
+        max = INT_MAX
     metadata = {"min": min, "max": max, "help": help, "label": label}
     return dataclasses.field(default=default, metadata=metadata)
 

@@ -52,19 +52,19 @@ class LoraError(RuntimeError):
 
 #: each numeric setting's bounds, inclusive (None: no bound), declared once: LoraSettings checks
 #: them, and the train job's parameters (training.params), so its form, API and command, are built
-#: from them and from LoraSettings' defaults (issue 24: they were declared twice and disagreed on
-#: the learning rate's and the dropout's bounds)
+#: from them and from LoraSettings' defaults (issue 24: declared twice, the two disagreed on the
+#: learning rate and the dropout). The upper bounds keep out numbers no run can take (a seed is
+#: below 2**32; a 20-digit number of epochs could not even be stored) and sit far above what a
+#: LoRA run uses.
 BOUNDS: dict[str, tuple[float | None, float | None]] = {
-    "rank": (1, None), "alpha": (1, None), "dropout": (0, 0.99), "epochs": (1, None),
-    "learning_rate": (1e-7, 0.5), "batch_size": (1, None), "grad_accum": (1, None), "max_length": (64, None),
-    "seed": (0, None), "warmup_ratio": (0, 0.99), "checkpoint_every": (1, None),
+    "rank": (1, 1024), "alpha": (1, 4096), "dropout": (0, 0.99), "epochs": (1, 1000),
+    "learning_rate": (1e-7, 0.5), "batch_size": (1, 4096), "grad_accum": (1, 4096), "max_length": (64, 131_072),
+    "seed": (0, 2**32 - 1), "warmup_ratio": (0, 0.99), "checkpoint_every": (1, 1_000_000),
 }  # fmt: skip
 
 
 def _expected(whole: bool, low: float | None, high: float | None) -> str:
     if whole:
-        if (low, high) == (1, None):
-            return "a positive integer"
         return f"an integer >= {low}" if high is None else f"an integer from {low} to {high}"
     return f"a number >= {low:g}" if high is None else f"a number from {low:g} to {high:g}"
 

@@ -264,3 +264,16 @@ def test_the_round_page_leads_to_its_analysis_and_keeps_its_progress_live(client
     table = _re.search(r'<section id="round-progress"[^>]*>', page).group(0)
     assert 'hx-trigger="every 10s"' in table and 'hx-select="#round-progress"' in table
     assert "8 of 8 assignments done" in page
+
+
+def test_a_huge_id_in_the_new_round_form_is_a_400_naming_the_field(
+    client, admin_user, annotator, prefilled_round
+):
+    """Found by a new user's walk through the site: a hand-made POST naming an annotator by a
+    20-digit id was a 500 (SQLite cannot bind the number)."""
+    client.force_login(admin_user)
+    form = _form(prefilled_round.item_set, annotator) | {"annotators": [annotator.pk, "99999999999999999999"]}
+    response = client.post(reverse("manage_round_new"), form)
+    assert response.status_code == 400
+    assert "99999999999999999999 is not one of the available choices" in response.content.decode()
+    assert Round.objects.count() == 1

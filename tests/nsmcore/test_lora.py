@@ -149,7 +149,7 @@ def test_a_missing_base_model_is_named(records, tmp_path):
         train_lora("", prompt_rows(records), SETTINGS, tmp_path)
     with pytest.raises(LoraError, match="no model folder at /no/such/model"):
         train_lora("/no/such/model", prompt_rows(records), SETTINGS, tmp_path)
-    with pytest.raises(LoraError, match="rank: expected a positive integer"):
+    with pytest.raises(LoraError, match="rank: expected an integer from 1 to 1024, got 0"):
         LoraSettings(rank=0)
 
 

@@ -82,3 +82,21 @@ def test_a_value_out_of_bounds_is_refused_by_the_job_the_form_the_api_and_the_co
 
 def test_the_params_name_the_methods_the_job_runs():
     assert tuple(METHODS) == METHOD_NAMES
+
+
+@pytest.mark.parametrize(
+    "name, value", [("epochs", 10**20), ("rank", 10**20), ("seed", 2**32), ("batch_size", 2**40)]
+)
+def test_a_setting_beyond_what_training_can_take_is_refused_before_a_job_exists(
+    name, value, gold_round, client, admin_user
+):
+    """Found by a new user's walk through the site: 10**20 epochs was a 500 on the Jobs page, and
+    a seed of 2**32 made a job that failed (random_state must be below 2**32)."""
+    client.force_login(admin_user)
+    data = {"target": f"round:{gold_round.pk}", "passes": "gold", "method": "lora", "base_model": "org/m"}
+    response = client.post(reverse("job_start", args=["train"]), {**data, name: value})
+    assert response.status_code == 400 and name in response.content.decode()
+    body = {"round": gold_round.pk, "base_model": "org/m", name: value}
+    answer = client.post(reverse("api_job_train"), body, content_type="application/json")
+    assert answer.status_code == 400 and name in answer.json()
+    assert not Job.objects.exists()
