@@ -60,7 +60,7 @@ from exports.replay_diff import (
     text_difference,
     unresolved_differences,
 )
-from nsmcore import emoexpl
+from nsmcore import emoexpl, jsonio
 
 LISTED = 200  # differences listed (all are counted)
 MANIFEST_LIMIT = 64 << 20  # a manifest larger than this is no export's
@@ -138,7 +138,9 @@ def _open(path: Path, name: str) -> Published:
         problem = _("its manifest is too large")
     else:
         try:
-            manifest = json.loads(zf.read(emoexpl.MANIFEST_NAME))
+            manifest = jsonio.loads(zf.read(emoexpl.MANIFEST_NAME))
+        except jsonio.JSONTooComplex as error:
+            problem = _("its manifest cannot be read: %(error)s") % {"error": error}
         except (ValueError, zipfile.BadZipFile, OSError):
             problem = _("its manifest is not JSON")
         if not problem and (not isinstance(manifest, dict) or manifest.get("name") != "EmoExpl"):
@@ -230,8 +232,8 @@ def _head(line: str) -> dict[str, Any] | None:
     if found:
         return dict(zip(("id", "source", "source_id"), map(json.loads, found.groups()), strict=True))
     try:
-        obj = json.loads(line)
-    except ValueError:
+        obj = jsonio.loads(line)
+    except ValueError:  # not JSON, or JSON too complex to read (jsonio.JSONTooComplex)
         return None
     return obj if isinstance(obj, dict) else None
 
@@ -291,7 +293,7 @@ def _compare(archive: ArchiveRecords, states: list[GoldState], lines: dict[int, 
                 first = state.construals[0].slots if state.construals else None
                 found.add_record(unresolved_differences(key, _whole(published), first))
             elif line != published:
-                diffs = record_differences(key, _whole(published), json.loads(line)) if obj else []
+                diffs = record_differences(key, _whole(published), _whole(line)) if obj else []
                 found.add_record(diffs or [Difference(key, "record", published[:200], line[:200])])
         elif line is not None:
             found.add_record([Difference(state.key, "record", ABSENT, PRESENT)])
@@ -299,8 +301,8 @@ def _compare(archive: ArchiveRecords, states: list[GoldState], lines: dict[int, 
 
 def _whole(line: str) -> dict[str, Any]:
     try:
-        obj = json.loads(line)
-    except ValueError:
+        obj = jsonio.loads(line)
+    except ValueError:  # not JSON, or too complex to read (jsonio.JSONTooComplex): nothing to compare
         return {}
     return obj if isinstance(obj, dict) else {}
 

@@ -237,6 +237,14 @@ def test_an_archive_without_a_recipe_is_dated_by_its_last_gold_change(first, tmp
         (b"just some text\n", "is not a zip archive"),
         ({"other.txt": "x"}, "not an EmoExpl archive: it holds no manifest.json + emoexpl.jsonl"),
         ({"manifest.json": "{", "emoexpl.jsonl": ""}, "its manifest is not JSON"),
+        (
+            {"manifest.json": "[" * 50_000 + "]" * 50_000, "emoexpl.jsonl": ""},
+            "its manifest cannot be read: JSON nested too deeply to read",
+        ),
+        (
+            {"manifest.json": '{"name": "EmoExpl", "n": ' + "9" * 5_001 + "}", "emoexpl.jsonl": ""},
+            "its manifest cannot be read: JSON number too long to read",
+        ),
         ({"manifest.json": '{"name": "Other"}', "emoexpl.jsonl": ""}, "its manifest does not name EmoExpl"),
         (
             {"manifest.json": '{"name": "EmoExpl", "format": "emoexpl/9"}', "emoexpl.jsonl": ""},
@@ -267,6 +275,28 @@ def test_bad_input_exits_2_with_the_reason(db, tmp_path, content, message):
     assert code == 2 and message in out, out
     with pytest.raises(ReplayInputError, match=r"nope\.zip"):
         replay_archive(path)
+
+
+@pytest.mark.parametrize("head_kept", [True, False])
+def test_a_record_nested_too_deeply_is_a_difference_not_a_crash(first, tmp_path, head_kept):
+    """Found by a security probe: a replayed archive whose first record was nested 50,000 deep
+    made the upload a 500 (RecursionError). With its head kept the record is matched to its item
+    and compared; without, it is a record that is not JSON."""
+    path = tmp_path / "deep.zip"
+    with zipfile.ZipFile(first.path) as source, zipfile.ZipFile(path, "w") as target:
+        for name in source.namelist():
+            data = source.read(name)
+            if name == "emoexpl.jsonl":
+                lines = data.decode().splitlines()
+                deep = "[" * 50_000 + "]" * 50_000
+                if head_kept:
+                    lines[0] = lines[0][:-1] + ',"deep":' + deep + "}"
+                else:
+                    lines[0] = lines[0][: lines[0].index('"source_id":')] + '"deep": ' + deep + "}"
+                data = "\n".join(lines).encode() + b"\n"
+            target.writestr(name, data)
+    result = replay_archive(path)
+    assert not result.identical and result.as_dict()["differences"]
 
 
 def test_the_command_keeps_the_rebuilt_archive_and_prints_json(first, tmp_path):
