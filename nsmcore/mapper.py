@@ -24,6 +24,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nsmcore import jsonio
 from nsmcore.legality import check
 from nsmcore.schema import (
     SLOT_BY_NAME,
@@ -211,7 +212,9 @@ def load_rule_set(spec: str | Path | None = None) -> RuleSet:
     path = Path(spec)
     if path.suffix == ".json" or path.exists():
         try:
-            doc = json.loads(path.read_text("utf-8"))
+            doc = jsonio.loads(path.read_text("utf-8"))
+        except jsonio.JSONTooComplex as error:
+            raise RuleSetError(f"{path}: {error}") from None
         except FileNotFoundError as error:
             raise RuleSetError(f"{path}: no such file") from error
         except UnicodeDecodeError as error:

@@ -21,6 +21,7 @@ from config.env import (
     env_float,
     env_int,
     env_list,
+    env_rule_set,
     env_str,
     parse_cache_url,
     parse_database_url,
@@ -41,6 +42,16 @@ def test_env_bool_refuses_anything_else(monkeypatch):
     monkeypatch.setenv("DEBUG", "ture")
     with pytest.raises(ConfigError, match="DEBUG='ture' is not a boolean"):
         env_bool("DEBUG", False)
+
+
+def test_a_rule_set_setting_too_complex_to_read_is_a_configuration_error(monkeypatch, tmp_path):
+    """Found by a security probe: NSM_RULE_SET naming a file nested 50,000 deep stopped every
+    command with a 47-line traceback instead of one line naming the setting."""
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 50_000 + "]" * 50_000)
+    monkeypatch.setenv("NSM_RULE_SET", str(deep))
+    with pytest.raises(ConfigError, match=r"NSM_RULE_SET=.*deep\.json: JSON nested too deeply to read"):
+        env_rule_set("NSM_RULE_SET", "1")
 
 
 def test_env_int_and_list_and_str(monkeypatch):

@@ -162,6 +162,25 @@ def test_rule_set_and_cue_files_that_are_not_utf8_are_input_errors(tmp_path):
         assert f"{bad}: not UTF-8 text" in err and err.count("\n") == 1
 
 
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ("[" * 50_000 + "]" * 50_000, "JSON nested too deeply to read"),
+        ('{"x": ' + "9" * 5_001 + "}", "JSON number too long to read"),
+    ],
+)
+def test_a_rule_set_too_complex_to_read_is_an_input_error(tmp_path, text, says):
+    """Found by a security probe: such a rule set file gave a 25-line traceback and exit 1 (and,
+    named by NSM_RULE_SET, stopped every command with one)."""
+    bad = tmp_path / "deep.json"
+    bad.write_text(text)
+    for argv in (["route", "--rule-set", str(bad)], ["selfcheck", "--rule-set", str(bad)]):
+        result = program(argv, jsonl({"text": "I was happy."}).encode())
+        err = result.stderr.decode()
+        assert result.returncode == 2 and "Traceback" not in err, err
+        assert f"{bad}: {says}" in err and err.count("\n") == 1
+
+
 def test_parse_pipes_straight_into_route_render_and_check(tmp_path):
     texts = tmp_path / "texts.jsonl"
     proud = {"id": "a", "text": "I was proud when I won the chess final."}
