@@ -15,7 +15,6 @@ history row (``Export``, kind raw) is written then. See docs/export.md."""
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import io
 import json
@@ -35,6 +34,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 import nsmcore
+from annotator.csv_cells import csv_writer
 from annotator.events import event_send
 from annotator.models import SLOT_FIELDS, AnnotationRevision, Assignment, ParserPrediction, Round
 from exports.export import _slug, export_result_path
@@ -251,9 +251,10 @@ _BOOL_AT = tuple(COLUMNS.index(name) for name in ("latest", "prefilled"))
 
 def encode_csv(rows: list[dict[str, Any]], *, header: bool = False) -> str:
     """CSV text of rows (as raw_rows makes them: keys in COLUMNS order): lists and objects as
-    JSON text (a null prefill as an empty cell), booleans as true/false."""
+    JSON text (a null prefill as an empty cell), booleans as true/false, and text that starts a
+    formula (notes, residue, a round's name: annotator.csv_cells) behind an apostrophe."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
+    writer = csv_writer(buffer, lineterminator="\r\n")
     if header:
         writer.writerow(COLUMNS)
     dumps = json.dumps

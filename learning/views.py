@@ -4,8 +4,6 @@ Adjudicators and admins read; admins change the settings and start the jobs."""
 
 from __future__ import annotations
 
-import csv
-
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db import transaction
@@ -14,6 +12,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from annotator.csv_cells import csv_writer, fixed
 from annotator.models import Round
 from annotator.roles import ADJUDICATOR, ADMIN, require_role, user_roles
 from jobs.kinds import JobError
@@ -142,7 +141,7 @@ def queue_csv(request: HttpRequest, round_id: int) -> HttpResponse:
     policy = queue_policy(round_)
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="queue-round-{round_.pk}.csv"'
-    writer = csv.writer(response)
+    writer = csv_writer(response)
     writer.writerow(
         [
             "rank",
@@ -165,13 +164,13 @@ def queue_csv(request: HttpRequest, round_id: int) -> HttpResponse:
                     e.rank,
                     e.item_id,
                     e.item.source_id,
-                    f"{e.score:.6f}",
-                    f"{e.change:.6f}",
-                    f"{e.conflict:.6f}",
-                    f"{e.rejected:.6f}",
+                    fixed(e.score, 6),
+                    fixed(e.change, 6),
+                    fixed(e.conflict, 6),
+                    fixed(e.rejected, 6),
                     e.label,
                     int(e.random),
-                    f"{e.weight:.6f}",
+                    fixed(e.weight, 6),
                     int(e.posteriors),
                 ]
             )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from annotator.csv_cells import fixed
 from nsmcore.evaluation_report import Proportion
 from profiles.selectors import Profile, SlotFigures
 
@@ -17,7 +18,8 @@ def number(value: float | None, digits: int = 4) -> str:
 
 
 def _cells(p: Proportion) -> list[Any]:
-    return [p.k, p.n, number(p.value), number(p.low), number(p.high)]
+    # numbers, not text: the CSV keeps a negative figure numeric (annotator.csv_cells)
+    return [p.k, p.n, fixed(p.value, 4), fixed(p.low, 4), fixed(p.high, 4)]
 
 
 def slot_table(profile: Profile) -> tuple[list[str], list[list[Any]]]:
@@ -35,7 +37,7 @@ def slot_table(profile: Profile) -> tuple[list[str], list[list[Any]]]:
         for name in FIGURES:
             out += _cells(getattr(s, name))
             if name == "control":
-                out += [profile.control_source, number(s.difference)]
+                out += [profile.control_source, fixed(s.difference, 4)]
         return out
 
     return header, [row(s) for s in (*profile.slots, profile.overall)]

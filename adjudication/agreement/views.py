@@ -6,6 +6,7 @@ from a view of its own that reads the same form (``agreement.csv``, ``conflicts.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 from urllib.parse import urlencode
 
@@ -36,6 +37,7 @@ from adjudication.downloads import csv_response
 from adjudication.forms import refused_query
 from adjudication.gold.selectors import gold_awaiting
 from adjudication.models import GoldItem
+from annotator.csv_cells import fixed
 from annotator.models import Annotation, Assignment, Item, Round
 from annotator.roles import ADJUDICATOR, ADMIN, require_role
 from nsmcore.agreement import MIN_MINORITY, AgreementReport
@@ -49,8 +51,9 @@ CONTROL_NEEDED = gettext_lazy(
 )
 
 
-def _fmt(x: float | None) -> str:
-    return "" if x is None else f"{x:.4f}"
+def _fmt(x: float | None) -> Decimal | float | str:
+    """A figure for a CSV: four places, and a number (a negative one is not quoted as text)."""
+    return fixed(x, 4)
 
 
 def _chart(report: AgreementReport) -> dict[str, Any]:

@@ -20,6 +20,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,7 @@ from django.utils.translation import gettext_noop
 
 from adjudication.agreement.analysis import round_signature
 from adjudication.models import GoldConstrual, GoldItem
+from annotator.csv_cells import fixed
 from annotator.models import SLOT_FIELDS, Annotation, Assignment, Item, ItemSet, ParserPrediction, Round
 from annotator.selectors import read_from
 from annotator.versions import round_version
@@ -407,8 +409,9 @@ def pass_evaluation(
 # Tables (the page's, the CSV downloads', the command's comparison) -----------------------------
 
 
-def _num(x: float | None, digits: int = 4) -> str:
-    return "" if x is None else f"{x:.{digits}f}"
+def _num(x: float | None, digits: int = 4) -> Decimal | float | str:
+    # a number, not text: a CSV keeps a negative figure numeric (annotator.csv_cells)
+    return fixed(x, digits)
 
 
 def _prop(p: Proportion) -> list[Any]:

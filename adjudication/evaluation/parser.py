@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -46,6 +47,7 @@ from adjudication.evaluation.figures import (
     pass_version,
 )
 from adjudication.models import GoldConstrual, GoldItem
+from annotator.csv_cells import fixed
 from annotator.models import Item, ItemSet, ItemSetMember, ParserPrediction, Round, text_in_field
 from annotator.selectors import read_from
 from nsmcore.agreement import MISSING, agreement
@@ -425,8 +427,9 @@ def _baseline(
 # Tables (page, CSV, command) -------------------------------------------------------------------
 
 
-def _num(x: float | None, digits: int = 4) -> str:
-    return "" if x is None else f"{x:.{digits}f}"
+def _num(x: float | None, digits: int = 4) -> Decimal | float | str:
+    # a number, not text: a CSV keeps a negative figure numeric (annotator.csv_cells)
+    return fixed(x, digits)
 
 
 def _prop(p: Proportion | None) -> list[Any]:
