@@ -24,7 +24,8 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nsmcore import jsonio
+from nsmcore.jsonio import JSONTooComplex
+from nsmcore.jsonio import loads as read_json
 from nsmcore.legality import check
 from nsmcore.schema import (
     SLOT_BY_NAME,
@@ -212,8 +213,8 @@ def load_rule_set(spec: str | Path | None = None) -> RuleSet:
     path = Path(spec)
     if path.suffix == ".json" or path.exists():
         try:
-            doc = jsonio.loads(path.read_text("utf-8"))
-        except jsonio.JSONTooComplex as error:
+            doc = read_json(path.read_text("utf-8"))
+        except JSONTooComplex as error:
             raise RuleSetError(f"{path}: {error}") from None
         except FileNotFoundError as error:
             raise RuleSetError(f"{path}: no such file") from error
