@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
 from nsmcore.schema import SLOTS
+
+
+def printable_name(value: str) -> None:
+    """A name shown in pages and written into CSV headers and file names: no newline, tab or other
+    control character (the services check it too; this is the Django admin's check)."""
+    if not value.isprintable():
+        raise ValidationError(_("no control characters (newline, tab)"), code="control_character")
 
 SLOT_FIELDS: tuple[str, ...] = tuple(slot.name for slot in SLOTS)
 FLAGS: tuple[str, ...] = ("two-construals", "unrecoverable", "out-of-scope")
@@ -59,7 +67,7 @@ class ItemSet(models.Model):
         EVAL = "eval", _("eval: held-out")
         OTHER = "other", _("other")
 
-    name = models.CharField(max_length=100, unique=True)
+    name = models.CharField(max_length=100, unique=True, validators=[printable_name])
     tier = models.CharField(max_length=8, choices=Tier.choices, default=Tier.OTHER)
     seed = models.BigIntegerField(null=True, blank=True)
     stratify_by = models.CharField(max_length=32, blank=True, help_text="e.g. reference_label")
@@ -109,7 +117,7 @@ class Round(models.Model):
         HUMAN = "human", _("human")
         SILVER = "silver", _("silver (model annotator)")
 
-    name = models.CharField(max_length=100, unique=True)
+    name = models.CharField(max_length=100, unique=True, validators=[printable_name])
     item_set = models.ForeignKey(ItemSet, on_delete=models.PROTECT, related_name="rounds")
     text_field = models.CharField(max_length=16, choices=TEXT_FIELDS, default=TEXT_MASKED)
     mode = models.CharField(max_length=16, choices=Mode.choices, default=Mode.BLIND)

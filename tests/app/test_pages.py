@@ -101,3 +101,29 @@ def test_rounds_are_not_added_in_the_django_admin_where_no_assignments_would_be_
     client.force_login(admin_user)
     assert client.get("/admin/annotator/round/add/").status_code == 403
     assert client.get("/admin/annotator/round/").status_code == 200
+
+
+def test_the_django_admin_refuses_a_control_character_in_a_round_or_item_set_name(
+    client, admin_user, prefilled_round
+):
+    """Found by a security probe: the API, the pages and the commands refuse a newline in a round
+    name (it breaks the round's CSV downloads' headers), but the Django admin saved one."""
+    admin_user.is_superuser = admin_user.is_staff = True
+    admin_user.save()
+    client.force_login(admin_user)
+    url = f"/admin/annotator/round/{prefilled_round.pk}/change/"
+    form = client.get(url).context["adminform"].form
+    data = {k: v for k, v in form.initial.items() if v is not None}
+    data |= {"name": "adm\nround\x07", "pool": [u.pk for u in prefilled_round.pool.all()]}
+    data["item_set"] = prefilled_round.item_set_id
+    response = client.post(url, data)
+    assert response.status_code == 200 and "no control characters" in response.content.decode()
+    prefilled_round.refresh_from_db()
+    assert prefilled_round.name == "prefilled"
+    item_set = prefilled_round.item_set
+    response = client.post(
+        f"/admin/annotator/itemset/{item_set.pk}/change/",
+        {"name": "a\tb", "tier": item_set.tier, "seed": item_set.seed or 0, "items": []},
+    )
+    item_set.refresh_from_db()
+    assert response.status_code == 200 and "\t" not in item_set.name
