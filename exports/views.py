@@ -17,26 +17,30 @@ from exports.raw_export import RAW_EXPORT
 from jobs.models import Job
 from jobs.views import form_submit
 
+#: each form's ids, apart from the other form's on the same page (both name a round)
+EXPORT_IDS = "id_export_%s"
+RAW_IDS = "id_rawexport_%s"
+
 
 @require_role(ADMIN)
 def export_list(request: HttpRequest) -> HttpResponse:
     """Start an EmoExpl export; the history of every export (of both kinds), with downloads."""
-    form = ExportForm(request.POST or None)
+    form = ExportForm(request.POST or None, auto_id=EXPORT_IDS)
     started = form_submit(request, form)
     if isinstance(started, HttpResponse):
         return started
-    return _exports_page(request, form, RawExportForm(), started)
+    return _exports_page(request, form, RawExportForm(auto_id=RAW_IDS), started)
 
 
 @require_POST
 @require_role(ADMIN)
 def export_raw(request: HttpRequest) -> HttpResponse:
     """Start a raw-annotation export of one round (every revision, JSONL or CSV)."""
-    form = RawExportForm(request.POST)
+    form = RawExportForm(request.POST, auto_id=RAW_IDS)
     started = form_submit(request, form)
     if isinstance(started, HttpResponse):
         return started
-    return _exports_page(request, ExportForm(), form, started)
+    return _exports_page(request, ExportForm(auto_id=EXPORT_IDS), form, started)
 
 
 def _exports_page(

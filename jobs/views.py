@@ -23,8 +23,10 @@ START_FORM_TEMPLATE = "jobs/_start_form.html"
 
 
 def start_form(kind: JobKind, data=None):
-    """The form that starts a job of this kind, bound to ``data`` when given."""
-    return import_string(kind.form)(data)
+    """The form that starts a job of this kind, bound to ``data`` when given. Its ids carry the
+    kind's name (``id_verify_target``): every kind's form is on one page, and a repeated id leaves
+    a control unlabelled (its label focuses the first control of that id)."""
+    return import_string(kind.form)(data, auto_id=f"id_{kind.name}_%s")
 
 
 def _jobs_page(request: HttpRequest, posted: JobKind | None = None, form=None, status: int = 200):

@@ -1,9 +1,45 @@
 """The jobs pages as an admin sees them: the list with a job of every kind, and the way the
 verify and export forms say that no verifier model is usable instead of hanging a request."""
 
+from html.parser import HTMLParser
+
 import pytest
 
 from jobs.models import Job
+
+#: the controls that need no label of their own
+UNLABELLED_TYPES = ("hidden", "submit", "button", "reset", "image")
+
+
+class _Ids(HTMLParser):
+    """Every element's id, every ``<label for>``, and the ids of the controls a reader fills in."""
+
+    def __init__(self):
+        super().__init__()
+        self.ids: list[str] = []
+        self.labelled: set[str] = set()
+        self.controls: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if attrs.get("id"):
+            self.ids.append(attrs["id"])
+        if tag == "label" and attrs.get("for"):
+            self.labelled.add(attrs["for"])
+        filled_in = tag in ("select", "textarea") or attrs.get("type", "text") not in UNLABELLED_TYPES
+        if tag in ("input", "select", "textarea") and attrs.get("id") and filled_in:
+            self.controls.append(attrs["id"])
+
+
+def id_problems(page: str) -> list[str]:
+    """What keeps a page's forms from being read by a screen reader: an id given twice (a label
+    then names only the first control of that id) and a control no ``<label for>`` names."""
+    found = _Ids()
+    found.feed(page)
+    repeated = sorted({i for i in found.ids if found.ids.count(i) > 1})
+    return [f"id {i!r} repeats" for i in repeated] + [
+        f"control {i!r} has no label" for i in found.controls if i not in found.labelled
+    ]
 
 
 def _row(page: str, job: Job) -> str:
@@ -27,6 +63,24 @@ def test_the_job_list_shows_a_row_for_every_kind_of_job(client, admin_user, one_
     assert "EmoExpl export" in row and "round prefilled" in row and "without verification" in row
     assert "status-failed" in row
     assert Job.objects.count() == 3
+
+
+def test_each_start_form_on_the_jobs_page_has_ids_of_its_own_and_labels_them(
+    client, admin_user, prefilled_round, settings
+):
+    """Every kind's start form sits on one page (in closed disclosures): with Django's default ids
+    they repeated (id_target, id_model, ...) and a label focused another form's control."""
+    settings.NSM_VERIFIER_MODEL = ""
+    client.force_login(admin_user)
+    page = client.get("/jobs/").content.decode()
+    assert 'id="verify-form"' in page and 'id="train-form"' in page
+    assert id_problems(page) == []
+    # the refused form, shown again with a 400, keeps the same ids as the others around it
+    response = client.post("/jobs/start/verify/", {"target": "nowhere", "text_field": "text"})
+    assert response.status_code == 400
+    refused = response.content.decode()
+    assert id_problems(refused) == []
+    assert 'id="id_verify_target"' in refused and 'for="id_verify_target"' in refused
 
 
 def test_a_jobs_page_links_to_the_page_its_kind_names_for_its_results(
