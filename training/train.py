@@ -376,6 +376,14 @@ def job_train_start(
             out = inside_model_dir(params.output_dir)
         except ModelFolderError as error:
             raise JobError(_("train job parameter 'output_dir': %(error)s") % {"error": error}) from None
+        if out == Path(settings.NSM_MODEL_DIR).expanduser().resolve():
+            raise JobError(
+                _(
+                    "train job parameter 'output_dir': %(value)s is NSM_MODEL_DIR itself; give a folder "
+                    "inside NSM_MODEL_DIR, not that folder"
+                )
+                % {"value": params.output_dir}
+            )
         if out.exists() and not out.is_dir():
             raise JobError(
                 _("train job parameter 'output_dir': %(out)s is a file, not a folder") % {"out": out}

@@ -369,6 +369,11 @@ def test_jobs_write_and_load_models_only_inside_the_model_folder(gold_round, adm
     for outside in ("/etc/nsm", "../escape", str(tmp_path.parent / "elsewhere")):
         with pytest.raises(JobError, match=r"output_dir': .*model folders live inside NSM_MODEL_DIR"):
             job_train_start(user=admin_user, round_=gold_round, method="classifier", output_dir=outside)
+    # nor the registry's own folder, whose card.json would then describe the whole registry
+    # (found by a security probe: "." wrote model.joblib and card.json at its top)
+    for root in (".", str(tmp_path), "mine/.."):
+        with pytest.raises(JobError, match=r"output_dir': .*a folder inside NSM_MODEL_DIR, not that folder"):
+            job_train_start(user=admin_user, round_=gold_round, method="classifier", output_dir=root)
     other = item_set_from_items(name="to-prefill", items=items[:1])
     with pytest.raises(JobError, match="model folders live inside NSM_MODEL_DIR"):
         job_prefill_start(user=admin_user, item_set=other, backend="classifier", model="../x", enqueue=False)
