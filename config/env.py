@@ -42,6 +42,10 @@ def check_secret_key(value: str) -> str:
             f"SECRET_KEY is too weak ({len(value)} characters, {len(set(value))} different; at least "
             f"{SECRET_KEY_MIN_LENGTH} and {SECRET_KEY_MIN_UNIQUE}); {how}"
         )
+    # long and varied, yet one short string over and over ("change-me" six times): as guessable
+    for period in range(1, len(value) // 2 + 1):
+        if value == (value[:period] * (len(value) // period + 1))[: len(value)]:
+            raise ConfigError(f"SECRET_KEY is too weak ({value[:period]!r} repeated); {how}")
     return value
 
 

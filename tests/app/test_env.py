@@ -357,6 +357,10 @@ def test_migrate_itself_still_runs_on_an_empty_database(tmp_path):
         ("a" * 60, "60 characters, 1 different"),
         ("dev-only-insecure-key-change-me" + "x" * 30, "the development default"),
         ("django-insecure-" + "k3" * 30, "the development default"),
+        # long and varied enough, but one short string over and over (found by a security probe)
+        ("abcde" * 10, "'abcde' repeated"),
+        ("1234567890" * 5, "'1234567890' repeated"),
+        ("change-me" * 6, "'change-me' repeated"),
     ],
 )
 def test_a_weak_or_empty_secret_key_is_refused_in_production(key, message):
