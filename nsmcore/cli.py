@@ -241,6 +241,10 @@ def _write_atomically(path: str, text: str) -> None:
 
 
 def cmd_evaluate(args: argparse.Namespace, out: IO[str]) -> int:
+    if args.file is not None:
+        if args.input is not None:
+            raise InputError(f"give the file once: {args.file} or --input {args.input}")
+        args.input = args.file
     if args.input is None and args.counterfactual is None:
         raise InputError("nothing to evaluate: give --input FILE (and/or --counterfactual PAIRS)")
     rule_set = load_rule_set(args.rule_set)
@@ -349,6 +353,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     eval_p.add_argument(
         "--input", default=None, help="JSONL of explications with reference labels ('-': stdin)"
+    )
+    eval_p.add_argument(
+        "file", nargs="?", default=None, help="the same as --input, as the other commands take it"
     )
     with_rule_set(eval_p)
     eval_p.add_argument(

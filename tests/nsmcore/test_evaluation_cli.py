@@ -89,6 +89,17 @@ def test_bad_options_exit_2(args, message):
     assert code == 2 and message in err
 
 
+def test_evaluate_takes_its_file_as_the_other_commands_do(tmp_path):
+    """Found by a new user: `nsmcore evaluate FILE` was refused ("unrecognized arguments") while
+    docs/nsmcore.md says each command reads FILE; FILE is --input's other spelling."""
+    by_option = run(["evaluate", "--input", ITEMS, "--orders", "20", "--json", str(tmp_path / "a.json")])
+    by_file = run(["evaluate", ITEMS, "--orders", "20", "--json", str(tmp_path / "b.json")])
+    assert by_option[0] == by_file[0] == 0 and by_option[1] == by_file[1]
+    assert (tmp_path / "a.json").read_text() == (tmp_path / "b.json").read_text()
+    code, _, err = run(["evaluate", ITEMS, "--input", ITEMS])
+    assert code == 2 and "give the file once" in err
+
+
 def test_counterfactual_alone_and_pairs_parsed_with_the_lexical_parser(tmp_path):
     pair = {
         "id": "p",
