@@ -17,6 +17,7 @@ def printable_name(value: str) -> None:
     if not value.isprintable():
         raise ValidationError(_("no control characters (newline, tab)"), code="control_character")
 
+
 SLOT_FIELDS: tuple[str, ...] = tuple(slot.name for slot in SLOTS)
 FLAGS: tuple[str, ...] = ("two-construals", "unrecoverable", "out-of-scope")
 

@@ -58,8 +58,9 @@ class LoraError(RuntimeError):
 #: LoRA run uses.
 BOUNDS: dict[str, tuple[float | None, float | None]] = {
     "rank": (1, 1024), "alpha": (1, 4096), "dropout": (0, 0.99), "epochs": (1, 1000),
-    "learning_rate": (1e-7, 0.5), "batch_size": (1, 4096), "grad_accum": (1, 4096), "max_length": (64, 131_072),
-    "seed": (0, 2**32 - 1), "warmup_ratio": (0, 0.99), "checkpoint_every": (1, 1_000_000),
+    "learning_rate": (1e-7, 0.5), "batch_size": (1, 4096), "grad_accum": (1, 4096),
+    "max_length": (64, 131_072), "seed": (0, 2**32 - 1), "warmup_ratio": (0, 0.99),
+    "checkpoint_every": (1, 1_000_000),
 }  # fmt: skip
 
 
