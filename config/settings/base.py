@@ -307,7 +307,25 @@ if REDIS_URL:
     # longest retry countdown (jobs.tasks, 300 s), whose message a worker holds until it is due:
     # shorter, and a waiting retry would be handed out twice. A message handed out again is
     # harmless anyway: job_run claims the row (queued -> running) before any work.
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("NSM_JOB_REDELIVER_SECONDS", 600)}
+    # A Redis that accepts connections but never answers (frozen, a half-open connection) held a
+    # job's start until gunicorn killed the request (60 s, an HTML 500) while the message had in
+    # fact gone. Every socket operation on the broker now gives up after this long, and a publish
+    # is retried once (a fresh connection, for one a Redis restart left stale): sending a job fails
+    # within about three times this (kombu's OperationalError "Timeout reading from socket"), the
+    # job is failed and the API answers 503 (jobs.services.job_enqueue). A message the frozen
+    # Redis queues on waking finds the job failed and does nothing (job_run claims queued jobs
+    # only). The worker's BRPOP waits server-side 1 s at a time (kombu's brpop_timeout): not cut.
+    NSM_BROKER_TIMEOUT_SECONDS = env_float("NSM_BROKER_TIMEOUT_SECONDS", 2.0)
+    if NSM_BROKER_TIMEOUT_SECONDS < 0.5:
+        raise ConfigError(f"NSM_BROKER_TIMEOUT_SECONDS={NSM_BROKER_TIMEOUT_SECONDS} must be at least 0.5")
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": env_int("NSM_JOB_REDELIVER_SECONDS", 600),
+        "socket_timeout": NSM_BROKER_TIMEOUT_SECONDS,
+        "socket_connect_timeout": NSM_BROKER_TIMEOUT_SECONDS,
+    }
+    CELERY_TASK_PUBLISH_RETRY_POLICY = {
+        "max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2,
+    }  # fmt: skip
 else:
     CELERY_BROKER_URL = "filesystem://"
     CELERY_BROKER_TRANSPORT = "config.broker:Transport"  # kombu's, writing each message whole

@@ -8,6 +8,8 @@ every 0.2 s, and the fault comes mid-job.
   no other run; the job completes and the site answers throughout.
 - PostgreSQL gone for 10 s (a proxy of the test's own cut): the API answers 503 JSON with
   Retry-After at once, what was sent meanwhile is refused whole, and the site comes back alone.
+- Redis frozen (SIGSTOP) when a job is started: 503 JSON naming the queue within seconds (the
+  broker's socket timeout), the job kept failed; resumed once Redis wakes, it runs once.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import contextlib
 import json
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import threading
@@ -252,6 +255,19 @@ def api(url: str, token: str, body: dict | None = None) -> tuple[int, dict[str, 
     return status, head, json.loads(raw or b"{}"), time.monotonic() - start
 
 
+def admin_token(deployment: Deployment, first: str = "") -> str:
+    """An admin's API token, made through the deployment's own shell after the statements
+    ``first`` (one process: a Django start saved)."""
+    return deployment.manage(
+        "shell",
+        "-c",
+        first + "from annotator.user_services import user_create; from annotator.roles import ADMIN; "
+        "from annotator.tokens import token_create; "
+        "new = user_create(username='root', email='', password='a-long-enough-password-1', roles=[ADMIN]); "
+        "print(token_create(user=new.user).key)",
+    ).split()[-1]
+
+
 def test_postgresql_stopped_for_ten_seconds_answers_503_json_at_once_and_loses_nothing(
     tmp_path, postgres_database
 ):
@@ -272,14 +288,7 @@ def test_postgresql_stopped_for_ten_seconds_answers_503_json_at_once_and_loses_n
     deployment = Deployment(tmp_path, env, postgres_row(postgres_database))
     deployment.migrate()
     deployment.manage("import_items", str(write_items(tmp_path / "items.jsonl", 3)), "--source", "it")
-    token = deployment.manage(
-        "shell",
-        "-c",
-        "from annotator.user_services import user_create; from annotator.roles import ADMIN; "
-        "from annotator.tokens import token_create; "
-        "new = user_create(username='root', email='', password='a-long-enough-password-1', roles=[ADMIN]); "
-        "print(token_create(user=new.user).key)",
-    ).split()[-1]
+    token = admin_token(deployment)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     server = Server(
@@ -322,3 +331,62 @@ def test_postgresql_stopped_for_ten_seconds_answers_503_json_at_once_and_loses_n
             "SELECT count(*) FROM annotator_itemset WHERE name = %s", [item_set["name"]]
         ).fetchone()
     assert n == 1  # refused during the outage, saved once after it
+
+
+SETS = [("before", [1]), ("frozen", [2, 3])]
+
+
+def test_a_job_sent_to_a_frozen_redis_is_a_503_within_seconds_and_runs_once_when_resumed(
+    prod,  # noqa: F811
+    tmp_path,
+):
+    """Redis frozen (SIGSTOP: connections accepted, never answered) when a job is started: the API
+    answered gunicorn's HTML 500 after its 60 s worker timeout, while the message had in fact
+    gone and ran once Redis woke, so a client retrying on the 500 started the job twice. Now the
+    broker's socket timeout ends the send within seconds: 503 naming the queue, the job kept."""
+    broker = PrivateRedis(tmp_path)
+    broker.start()
+    prod.env |= FAST_BEATS | {"REDIS_URL": broker.url}
+    items = write_items(tmp_path / "items.jsonl", 3)
+    token = admin_token(
+        prod,
+        f"from django.core.management import call_command; "
+        f"call_command('import_items', {str(items)!r}, '--source', 'it'); ",
+    )
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = Server(prod, "serve", "--bind", f"127.0.0.1:{port}", "--workers", "1", "--no-collectstatic")
+    try:
+        server.wait_for(f"{base}/accounts/login/", ready="ready.")
+        server.children()  # so that stop() ends the worker too
+        # a first job, so that the site holds a connection to Redis when it freezes: a send on it
+        # gets as far as writing the message, which the frozen server takes and queues on waking
+        sets = [api(f"{base}/api/item-sets/", token, {"name": n, "item_ids": i}) for n, i in SETS]
+        first = api(f"{base}/api/jobs/prefill/", token, {"item_set": sets[0][2]["id"], "backend": "lexical"})
+        assert first[0] == 201, first
+        wait_for_row(prod, first[2]["id"], lambda row: row[0] == "done", 60, server)
+        broker.process.send_signal(signal.SIGSTOP)
+        try:
+            status, headers, body, seconds = api(
+                f"{base}/api/jobs/prefill/", token, {"item_set": sets[1][2]["id"], "backend": "lexical"}
+            )
+            row = prod.row(body.get("job", 0))
+        finally:
+            broker.process.send_signal(signal.SIGCONT)
+        assert status == 503 and headers["Retry-After"] == "30", (status, body, server.log()[-3000:])
+        assert body["detail"].startswith("the job queue cannot be reached") and seconds < 15, (body, seconds)
+        assert row[0] == "failed" and row[3].startswith("the job queue cannot be reached"), row
+        # Redis awake: the message the frozen server took meanwhile reaches the worker, which finds
+        # the job failed and leaves it; resumed, the job runs once
+        assert api(f"{base}/api/jobs/{body['job']}/resume/", token, {})[0] == 200
+        wait_for_row(prod, body["job"], lambda row: row[0] in ("done", "failed"), 60, server)
+        queued = redis.Redis(port=broker.port)
+        deadline = time.monotonic() + 10
+        while queued.llen("celery") or queued.hlen("unacked"):  # every message sent is taken and done
+            assert time.monotonic() < deadline, f"messages left in the broker:\n{server.log()[-3000:]}"
+            time.sleep(0.1)
+        job = api(f"{base}/api/jobs/{body['job']}/", token)[2]
+    finally:
+        server.stop()
+        broker.stop()
+    assert (job["status"], job["done"], job["total"], job["skipped"]) == ("done", 2, 2, 0), job
