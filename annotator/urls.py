@@ -72,7 +72,6 @@ urlpatterns = [
     path("api/", include(api_routes)),
     path("", views.home, name="home"),
     path("explain/", views.explain, name="explain"),
-    path("guidelines/", views.guidelines, name="guidelines"),
     path("work/", include(work)),
     path("manage/", include(manage)),
     path("account/tokens/", token_views.tokens, name="account_tokens"),

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from django.apps import apps
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -55,10 +54,10 @@ NOTES: dict[str, str] = {
 }
 
 
-@login_required
-@require_GET
-def guidelines(request: HttpRequest) -> HttpResponse:
-    slots = [
+def guideline_slots() -> list[dict[str, object]]:
+    """Each slot's help, note and values as the guidelines page shows them (the page itself is the
+    conventions feature's, adjudication.conventions.views.guidelines: accepted conventions join it)."""
+    return [
         {
             "name": slot.name,
             "group": slot.group,
@@ -71,10 +70,6 @@ def guidelines(request: HttpRequest) -> HttpResponse:
         }
         for slot in SLOTS
     ]
-    # accepted conventions join the guidelines (the adjudication app owns them)
-    convention = apps.get_model("adjudication", "Convention")
-    conventions = convention.objects.filter(status="accepted").order_by("number")
-    return render(request, "annotator/guidelines.html", {"slots": slots, "conventions": conventions})
 
 
 @login_required

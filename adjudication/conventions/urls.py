@@ -3,6 +3,7 @@ from django.urls import path
 from adjudication.conventions import api, views
 
 urlpatterns = [
+    path("guidelines/", views.guidelines, name="guidelines"),  # with the accepted conventions
     path("adjudicate/conventions/", views.conventions, name="conventions"),
     path("adjudicate/conventions/<id:convention_id>/", views.convention_detail, name="convention"),
     path(

@@ -5,11 +5,12 @@ adjudicators act."""
 from __future__ import annotations
 
 from django.contrib import messages
+from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from adjudication.agreement.analysis import item_texts
 from adjudication.conventions.forms import ProposeForm, ReviseForm
@@ -28,6 +29,7 @@ from adjudication.gold.services import (
 )
 from adjudication.models import Convention, Vote
 from annotator.roles import ADJUDICATOR, ADMIN, has_role, require_role
+from annotator.views import guideline_slots
 
 PAGE_SIZE = 50
 
@@ -195,3 +197,14 @@ def convention_withdraw_view(request: HttpRequest, convention_id: int) -> HttpRe
         return _("%(convention)s withdrawn.") % {"convention": withdrawn.label}
 
     return _act(request, convention_id, withdraw)
+
+
+@login_required
+@require_GET
+def guidelines(request: HttpRequest) -> HttpResponse:
+    """The annotation guidelines, every role's page: each slot's help and values (annotator's), then
+    the conventions adjudicators have accepted, which join them."""
+    conventions = Convention.objects.filter(status=Convention.Status.ACCEPTED).order_by("number")
+    return render(
+        request, "annotator/guidelines.html", {"slots": guideline_slots(), "conventions": conventions}
+    )

@@ -19,6 +19,17 @@ LAYERS = (
 )  # fmt: skip
 
 
+def _get_model(node: ast.AST) -> str:
+    """The app a call ``get_model("app", "Model")`` or ``get_model("app.Model")`` reads, else ""."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute | ast.Name)):
+        return ""
+    name = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
+    first = node.args[0] if node.args else None
+    if name != "get_model" or not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
+        return ""
+    return first.value.split(".")[0]
+
+
 def import_graph() -> dict[str, set[str]]:
     root = Path(settings.BASE_DIR)
     modules: dict[str, Path] = {}
@@ -35,6 +46,8 @@ def import_graph() -> dict[str, set[str]]:
                 targets = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 targets = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif _get_model(node):  # apps.get_model("app", "Model"): an import by another name
+                targets = [f"{_get_model(node)}.models"]
             else:
                 continue
             for target in targets:
