@@ -110,10 +110,6 @@ def threads(reader: Reader, item: Item) -> list[Thread]:
     return [Thread(root=c, replies=replies[c.pk]) for c in comments if c.parent_id is None]
 
 
-def item_rounds(item: Item) -> QuerySet[Round]:
-    return Round.objects.filter(assignments__item=item).distinct().order_by("-pk")
-
-
 # Notifications --------------------------------------------------------------------------------
 
 

@@ -1,7 +1,8 @@
 """What a kind of job is, to the job plumbing: a name, a label, its typed parameters, how it runs
 and how it describes itself, and the form that starts it. Each feature app registers its kinds
 from its own module, imported by its ``AppConfig.ready`` (predictions: prefill; verification:
-verify; training: train; exports: export and raw export), so the plumbing in jobs/ names none:
+verify; training: train; exports: export and raw export; learning: ranking, retrain and
+simulate), so the plumbing in jobs/ names none:
 its pages, API and commands serve whatever kinds are registered.
 
 A kind's parameters are a frozen dataclass of plain values (str, bool, int, float, or one of them

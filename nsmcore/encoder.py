@@ -18,7 +18,6 @@ import hashlib
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -143,7 +142,3 @@ class Encoder:
 def load_encoder(spec: str = BUNDLED) -> Encoder:
     """One loaded encoder per spec per process (a model's weights are read once)."""
     return Encoder(spec)
-
-
-def encoder_state(encoder: Encoder | None) -> dict[str, Any]:
-    return {"encoder": encoder.spec, "identity": encoder.identity} if encoder else {}

@@ -451,11 +451,6 @@ def _card(*, base_model, revision, settings, targets, model, rows, data, step, l
     }
 
 
-def read_card(folder: str | Path) -> dict[str, Any] | None:
-    path = Path(folder) / CARD
-    return json.loads(path.read_text()) if path.is_file() else None
-
-
 def merge_adapter(base_model: str, adapter: str | Path, out_dir: str | Path) -> Path:
     """Base + adapter merged into one plain checkpoint (with the tokenizer), for servers or tools
     that take no adapters; the transformers backend takes it as a model."""
