@@ -16,9 +16,11 @@ from django.contrib.auth.backends import ModelBackend
 from django.core.cache import cache
 from django.db import transaction
 from django.utils.translation import gettext as _
-from rest_framework.authentication import TokenAuthentication
-from rest_framework.exceptions import AuthenticationFailed
+from rest_framework import status
+from rest_framework.authentication import BasicAuthentication, TokenAuthentication
+from rest_framework.exceptions import APIException, AuthenticationFailed
 
+from annotator.login_limits import lockout_detail, minutes
 from annotator.models import ApiToken
 from annotator.roles import roles_cache_key, user_roles
 from annotator.tokens import key_digest
@@ -88,3 +90,28 @@ class HashedTokenAuthentication(TokenAuthentication):
         if not token.user.is_active:
             raise AuthenticationFailed(_("User inactive or deleted."))
         return token.user, token
+
+
+class LockedOut(APIException):
+    """A login refused by a lockout (django-axes), before any password was checked."""
+
+    status_code = status.HTTP_429_TOO_MANY_REQUESTS
+
+    def __init__(self) -> None:
+        super().__init__(lockout_detail())
+        self.wait = minutes() * 60  # DRF's handler writes it as Retry-After
+
+
+class ThrottledBasicAuthentication(BasicAuthentication):
+    """DRF's Basic authentication (the token endpoint's, for a script with no key yet), answering a
+    lockout as the login page does: 429 with Retry-After. django-axes marks the request it refuses,
+    but DRF's would otherwise turn the refusal into a 401 "Invalid username/password", the right
+    password included, and axes' middleware never sees DRF's request."""
+
+    def authenticate_credentials(self, userid: str, password: str, request: Any = None) -> Any:
+        try:
+            return super().authenticate_credentials(userid, password, request)
+        except AuthenticationFailed:
+            if request is not None and getattr(request, "axes_locked_out", False):
+                raise LockedOut() from None
+            raise

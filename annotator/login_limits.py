@@ -47,16 +47,21 @@ def minutes() -> int:
     return int(settings.AXES_COOLOFF_TIME.total_seconds() // 60)
 
 
+def lockout_detail() -> str:
+    """What a refused login is told: why, and for how long."""
+    return _(
+        "Too many failed logins from this address or for this account: logging in is refused for "
+        "%(minutes)s minutes. An admin can lift it sooner."
+    ) % {"minutes": minutes()}
+
+
 def locked_out(
     request: HttpRequest, credentials: dict[str, Any] | None = None, *args: Any, **kwargs: Any
 ) -> HttpResponse:
     """The answer to a login refused by a lockout (AXES_LOCKOUT_CALLABLE): 429 with Retry-After,
     the login page saying why and for how long (no password was checked), JSON under /api/."""
     wait = minutes()
-    detail = _(
-        "Too many failed logins from this address or for this account: logging in is refused for "
-        "%(minutes)s minutes. An admin can lift it sooner."
-    ) % {"minutes": wait}
+    detail = lockout_detail()
     if request.path.startswith(API_PREFIX):
         response: HttpResponse = JsonResponse({"detail": detail}, status=429)
     else:

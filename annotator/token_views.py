@@ -16,12 +16,12 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.authentication import BasicAuthentication, SessionAuthentication
+from rest_framework.authentication import SessionAuthentication
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotator.auth import HashedTokenAuthentication
+from annotator.auth import HashedTokenAuthentication, ThrottledBasicAuthentication
 from annotator.models import ApiToken
 from annotator.roles import IsMember
 from annotator.tokens import token_create, token_matches, token_of, token_revoke
@@ -80,7 +80,7 @@ class TokenApi(APIView):
 
     # Basic first: a script without a key yet logs in with username and password, and an
     # anonymous request is answered 401 with a WWW-Authenticate challenge.
-    authentication_classes = [BasicAuthentication, SessionAuthentication, HashedTokenAuthentication]
+    authentication_classes = [ThrottledBasicAuthentication, SessionAuthentication, HashedTokenAuthentication]
     permission_classes = [IsMember]
 
     @extend_schema(request=None, responses={200: TokenState, 401: NO_CREDENTIALS})
@@ -88,7 +88,13 @@ class TokenApi(APIView):
         token = token_of(request.user)
         return Response({"exists": token is not None, "created": token.created if token else None})
 
-    @extend_schema(request=None, responses={201: TokenOut, 401: NO_CREDENTIALS, 403: NO_CREDENTIALS})
+    @extend_schema(
+        request=None,
+        responses={
+            201: TokenOut, 401: NO_CREDENTIALS, 403: NO_CREDENTIALS,
+            429: OpenApiResponse(description="too many failed logins: refused for a while (Retry-After)"),
+        },
+    )  # fmt: skip
     def post(self, request: Request) -> Response:
         token = token_create(user=request.user)
         body = {"key": token.key, "created": token.created, "username": request.user.get_username()}

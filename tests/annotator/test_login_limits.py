@@ -3,12 +3,15 @@ at one account from anywhere, lock that address or account out before any passwo
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 from django.contrib.auth.hashers import MD5PasswordHasher
 from django.test import Client, override_settings
 from django.urls import reverse
 
 from annotator import login_limits
+from annotator.models import ApiToken
 
 LOGIN = "/accounts/login/"
 
@@ -58,6 +61,24 @@ def test_five_wrong_passwords_lock_the_address_out_before_any_password_is_checke
     # the flood also locked the account it named, from anywhere, for the same while
     _, response = attempt("198.51.100.4", "lena", "the right passphrase 7")
     assert response.status_code == 429
+
+
+@pytest.mark.django_db
+def test_the_api_token_s_basic_auth_answers_a_lockout_with_429_json(user, counted):
+    """Found by a security probe: with the account or the address locked, Basic auth on
+    /api/token/ answered 401 "Invalid username/password" (the right password included), not the
+    429 with Retry-After that the login page and the API's own answer (locked_out) give."""
+    basic = {"HTTP_AUTHORIZATION": "Basic " + base64.b64encode(b"lena:wrong").decode()}
+    client = Client(REMOTE_ADDR="203.0.113.7")
+    for _ in range(5):
+        assert client.post(reverse("api_token"), **basic).status_code in (401, 429)
+    right = {"HTTP_AUTHORIZATION": "Basic " + base64.b64encode(b"lena:the right passphrase 7").decode()}
+    for address in ("203.0.113.7", "198.51.100.4"):  # the address, and the account from elsewhere
+        response = Client(REMOTE_ADDR=address).post(reverse("api_token"), **right)
+        assert response.status_code == 429 and response["Retry-After"] == str(15 * 60)
+        assert "Too many failed logins" in response.json()["detail"]
+    assert counted.checks == 5  # the right password was never hashed
+    assert not ApiToken.objects.filter(user=user).exists()
 
 
 @pytest.mark.django_db
