@@ -252,6 +252,7 @@ class WorkOperations(OperationsBase):
         Errors (nsmclient.ApiError and its subclasses):
             401: no or wrong credentials
             403: no or wrong credentials
+            429: too many failed logins: refused for a while (Retry-After)
         """
         return self._call("POST", "/api/token/")
 
