@@ -12,8 +12,28 @@ from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from contrasts.models import NAME_PATTERN
+from contrasts.scoring import ParserChoice, parser_choice, parser_choices
 from contrasts.services import FAMILY_MAX, NOTE_MAX, TEXT_MAX, ContrastError
 from nsmcore.schema import SLOTS
+
+
+class ScoresQuery(forms.Form):
+    """The scores page's query string: ``?parser=`` one parser (lexical, NAME@VERSION or NAME for
+    its newest version); empty, every parser."""
+
+    parser = forms.CharField(required=False, max_length=200)
+
+    def clean_parser(self) -> ParserChoice | None:
+        key = self.cleaned_data.get("parser", "")
+        if not key:
+            return None
+        found = parser_choice(key)
+        if found is None:
+            raise forms.ValidationError(
+                _("no parser %(parser)s; parsers: %(parsers)s")
+                % {"parser": repr(key), "parsers": ", ".join(c.key for c in parser_choices())}
+            )
+        return found
 
 
 class PairSetForm(forms.Form):

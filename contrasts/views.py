@@ -12,10 +12,11 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from adjudication.forms import refused_query
 from annotator.roles import ADJUDICATOR, ADMIN, require_role
-from contrasts.forms import PairForm, PairSetForm
+from contrasts.forms import PairForm, PairSetForm, ScoresQuery
 from contrasts.models import PairSet
-from contrasts.scoring import parser_choice, parser_choices, score_set
+from contrasts.scoring import parser_choices, score_set
 from contrasts.selectors import NotFound, gold_values, item_lookup, newest_version, pair_sets, set_pairs
 from contrasts.services import (
     ContrastError,
@@ -72,9 +73,9 @@ def contrast_set(
     name, and its scores (loaded after the page). ``?item=`` fills the form's item and shows it."""
     pair_set = _set_or_404(pk)
     emotions = active_rule_set().emotions
-    reference = form["item"].value() if form is not None else request.GET.get("item", "")
-    if form is None:  # a link's ?item= (and the field's htmx preview)
+    if form is None:  # a link's ?item= (and the field's htmx preview) fills the unbound form
         form = PairForm(initial=request.GET.dict(), emotions=emotions)
+    reference = form["item"].value()
     context = {
         "set": pair_set,
         "pairs": set_pairs(pair_set),
@@ -153,22 +154,14 @@ def contrast_scores(request: HttpRequest, pk: int) -> HttpResponse:
     """Every parser's scores on the set (``?parser=`` one of them): the fragment for htmx, the
     page without it. A parser that cannot run is listed with its reason."""
     pair_set = _set_or_404(pk)
-    chosen = request.GET.get("parser", "")
-    choices = None
-    if chosen:
-        found = parser_choice(chosen)
-        if found is None:
-            return HttpResponse(
-                _("parser: no parser %(parser)s; parsers: %(parsers)s")
-                % {"parser": repr(chosen), "parsers": ", ".join(c.key for c in parser_choices())},
-                status=400,
-                content_type="text/plain; charset=utf-8",
-            )
-        choices = [found]
+    query = ScoresQuery(request.GET)
+    if not query.is_valid():
+        return refused_query(request, query, csv=bool(request.htmx))  # a fragment: one plain line
+    chosen = query.cleaned_data["parser"]
     rule_set = active_rule_set()
     context = {
         "set": pair_set,
-        "scores": score_set(pair_set, choices=choices, rule_set=rule_set),
+        "scores": score_set(pair_set, choices=[chosen] if chosen else None, rule_set=rule_set),
         "rule_set": rule_set,
     }
     template = "contrasts/_scores.html" if request.htmx else "contrasts/scores.html"

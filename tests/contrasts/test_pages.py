@@ -156,7 +156,12 @@ def test_scores_per_parser_by_htmx_and_as_a_page(client, adjudicator, pair_set, 
     assert fragment.count('class="overall"') == 2 and 'class="summary"' not in fragment
     page = client.get(url, {"parser": "lexical"}).content.decode()
     assert "<html" in page and 'data-parser="tiny@1"' not in page and inline_code(page) == []
-    assert client.get(url, {"parser": "nope"}).status_code == 400
+    refused = client.get(url, {"parser": "nope"})
+    assert refused.status_code == 400
+    assert "parser: no parser &#x27;nope&#x27;; parsers: lexical, tiny@1" in refused.content.decode()
+    line = client.get(url, {"parser": "x" * 201}, HTTP_HX_REQUEST="true")  # the fragment: one line
+    assert line.status_code == 400 and line["Content-Type"].startswith("text/plain")
+    assert "parser: Ensure this value has at most 200 characters" in line.content.decode()
 
 
 def test_a_parser_that_cannot_run_is_listed_not_a_500(client, adjudicator, pair_set, tmp_path):
