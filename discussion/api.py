@@ -24,6 +24,7 @@ from rest_framework.views import APIView
 from annotator.api_fields import Text, Whole, read_body
 from annotator.filters import MAX_ID
 from annotator.models import Item
+from discussion.forms import NotificationQuery
 from discussion.models import BODY_MAX, Comment, Notification
 from discussion.selectors import Reader, item_pages, notifications_of, reader_of, visible_comments
 from discussion.services import comment_edit, comment_post, notification_read, notifications_read_all
@@ -139,15 +140,6 @@ def _query_int(request: Request, name: str) -> int | Response | None:
     return int(value)
 
 
-def _query_flag(request: Request, name: str) -> bool | Response:
-    value = request.query_params.get(name)
-    if value is None:
-        return False
-    if value not in ("true", "false"):
-        return Response({name: [_("true or false")]}, status=status.HTTP_400_BAD_REQUEST)
-    return value == "true"
-
-
 def _comments(reader: Reader, item: Item) -> Any:
     return visible_comments(reader, item).select_related("author", "round")
 
@@ -257,9 +249,10 @@ class NotificationList(_View):
         description="Your notifications, newest first (the newest 200).",
     )
     def get(self, request: Request) -> Response:
-        unread = _query_flag(request, "unread")
-        if isinstance(unread, Response):
-            return unread
+        query = NotificationQuery(request.query_params)
+        if not query.is_valid():
+            return Response(query.errors, status=status.HTTP_400_BAD_REQUEST)
+        unread = query.cleaned_data["unread"]
         found = notifications_of(request.user).select_related("comment__author", "comment__round")
         if unread:
             found = found.filter(read_at__isnull=True)

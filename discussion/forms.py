@@ -12,6 +12,23 @@ from annotator.filters import MAX_ID
 from discussion.text import normalise_newlines
 
 
+def _flag(value: str) -> bool:
+    return value in ("true", "1")
+
+
+class NotificationQuery(forms.Form):
+    """The notifications' query string, the page's and the API's: ``unread`` true (or 1) for the
+    unread ones only."""
+
+    unread = forms.TypedChoiceField(
+        required=False,
+        choices=[(value, value) for value in ("true", "false", "1", "0")],
+        coerce=_flag,
+        empty_value=False,
+        error_messages={"invalid_choice": _("true or false")},
+    )
+
+
 class CommentForm(forms.Form):
     # not required, not stripped: the service says what is wrong with a blank or long text
     body = forms.CharField(required=False, strip=False, label=_("Comment"))

@@ -15,8 +15,9 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 
+from adjudication.forms import refused_query
 from annotator.models import Item, Round
-from discussion.forms import CommentForm
+from discussion.forms import CommentForm, NotificationQuery
 from discussion.models import BODY_MAX, Comment
 from discussion.selectors import (
     Reader,
@@ -162,7 +163,10 @@ def badge(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def notifications(request: HttpRequest) -> HttpResponse:
-    unread_only = request.GET.get("unread") == "1"
+    query = NotificationQuery(request.GET)
+    if not query.is_valid():
+        return refused_query(request, query)
+    unread_only = query.cleaned_data["unread"]
     context = {
         "rows": notification_rows(request.user, unread_only=unread_only),
         "unread_only": unread_only,

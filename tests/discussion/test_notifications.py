@@ -142,6 +142,9 @@ def test_the_notifications_page_lists_them_and_opening_one_marks_it_read_and_lea
 
     client.force_login(annotator)
     assert "carol replied" in client.get("/notifications/").content.decode()
+    assert "carol replied" in client.get("/notifications/", {"unread": "1"}).content.decode()
+    refused = client.get("/notifications/", {"unread": "yes"})  # was the whole list, as if unread=0
+    assert refused.status_code == 400 and "bad query: unread: true or false" in refused.content.decode()
     alice_note = Notification.objects.get(recipient=annotator)
     opened = client.post(f"/notifications/{alice_note.pk}/open/")
     assignment = assignment_of(annotator, submitted, item)
