@@ -12,7 +12,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from annotator.csv_cells import csv_writer, fixed
+from adjudication.downloads import csv_response
+from annotator.csv_cells import fixed
 from annotator.models import Round
 from annotator.roles import ADJUDICATOR, ADMIN, require_role, user_roles
 from jobs.kinds import JobError
@@ -139,39 +140,14 @@ def queue_off(request: HttpRequest, round_id: int) -> HttpResponse:
 def queue_csv(request: HttpRequest, round_id: int) -> HttpResponse:
     round_ = _round(round_id)
     policy = queue_policy(round_)
-    response = HttpResponse(content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="queue-round-{round_.pk}.csv"'
-    writer = csv_writer(response)
-    writer.writerow(
-        [
-            "rank",
-            "item_id",
-            "source_id",
-            "score",
-            "change",
-            "conflict",
-            "rejected",
-            "label",
-            "random",
-            "weight",
-            "posteriors",
-        ]
-    )
-    if policy is not None:
-        for e in queue_entries(policy).iterator(chunk_size=2000):
-            writer.writerow(
-                [
-                    e.rank,
-                    e.item_id,
-                    e.item.source_id,
-                    fixed(e.score, 6),
-                    fixed(e.change, 6),
-                    fixed(e.conflict, 6),
-                    fixed(e.rejected, 6),
-                    e.label,
-                    int(e.random),
-                    fixed(e.weight, 6),
-                    int(e.posteriors),
-                ]
-            )
-    return response
+    header = (
+        "rank", "item_id", "source_id", "score", "change", "conflict", "rejected", "label", "random",
+        "weight", "posteriors",
+    )  # fmt: skip
+    entries = queue_entries(policy).iterator(chunk_size=2000) if policy is not None else ()
+    rows = (
+        (e.rank, e.item_id, e.item.source_id, fixed(e.score, 6), fixed(e.change, 6), fixed(e.conflict, 6),
+         fixed(e.rejected, 6), e.label, int(e.random), fixed(e.weight, 6), int(e.posteriors))
+        for e in entries
+    )  # fmt: skip
+    return csv_response(f"queue-round-{round_.pk}", header, rows)

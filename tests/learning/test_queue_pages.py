@@ -86,6 +86,7 @@ def test_the_csv_lists_every_item_by_rank(client, adjudicator, clf_round):
     queue_compute(policy=policy)
     client.force_login(adjudicator)
     response = client.get(f"/adjudicate/rounds/{clf_round.pk}/queue.csv")
+    assert response["Content-Disposition"] == f'attachment; filename="queue-round-{clf_round.pk}.csv"'
     rows = response.content.decode().splitlines()
     assert rows[0].startswith("rank,item_id,source_id,score")
     ranks = [int(r.split(",")[0]) for r in rows[1:]]
