@@ -277,3 +277,15 @@ def test_a_huge_id_in_the_new_round_form_is_a_400_naming_the_field(
     assert response.status_code == 400
     assert "99999999999999999999 is not one of the available choices" in response.content.decode()
     assert Round.objects.count() == 1
+
+
+@pytest.mark.parametrize("value", ["9" * 25, "²", "-1", "x"])
+def test_a_bad_item_set_in_the_new_round_form_is_no_server_error(client, admin_user, items, annotator, value):
+    """'²'.isdigit() is true and int('²') fails; 25 digits do not fit SQLite's integer: both were 500s."""
+    client.force_login(admin_user)
+    page = client.get(reverse("manage_round_new"), {"item_set": value, "name": "r9"})
+    assert page.status_code == 200 and 'value="r9"' in page.content.decode()  # the form, as filled in
+    refused = client.post(reverse("manage_round_new"), {**_form(item_set_from_items(name="s", items=items),
+                                                                 annotator), "item_set": value})  # fmt: skip
+    assert refused.status_code == 400 and "item_set" in refused.context["form"].errors
+    assert not Round.objects.exists()
