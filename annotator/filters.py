@@ -17,6 +17,16 @@ from annotator.search import search_filter
 MAX_ID = 2**63 - 1  # the largest a database integer holds: beyond it SQLite raises (a 500)
 
 
+def typed_id(text: str, *, limit: int = MAX_ID) -> int | None:
+    """The whole number ``text`` spells in ASCII digits, if it is at most ``limit``, else None.
+    str.isdigit alone takes '²', which int() refuses (a 500), and any length."""
+    text = text.strip()
+    if not (text.isascii() and text.isdigit()) or len(text) > len(str(limit)):
+        return None
+    number = int(text)
+    return number if number <= limit else None
+
+
 class IdFilter(django_filters.NumberFilter):
     """An object's id: a whole number from 1 that the database can hold, else a 400 naming the
     filter (a larger one overflows SQLite's integer: a 500); an id no row has filters everything out."""
@@ -48,7 +58,8 @@ class AssignmentFilter(django_filters.FilterSet):
     def of_round(self, queryset, name: str, value: str):
         """The round by name, or by id; one that does not exist is a 400 naming it (an empty
         list would read as nothing left to do)."""
-        match = Q(name=value) | (Q(pk=int(value)) if value.isdigit() and int(value) <= MAX_ID else Q())
+        pk = typed_id(value)
+        match = Q(name=value) | (Q(pk=pk) if pk is not None else Q())
         ids = list(Round.objects.filter(match).values_list("pk", flat=True))
         if not ids:
             raise ValidationError(

@@ -8,7 +8,7 @@ from django.db.models import Count, QuerySet
 from django.utils.translation import gettext as _
 
 from adjudication.models import GoldConstrual, GoldItem
-from annotator.filters import MAX_ID
+from annotator.filters import MAX_ID, typed_id
 from annotator.models import Item
 from contrasts.models import MinimalPair, PairSet
 from nsmcore.schema import SLOT_NAMES
@@ -67,8 +67,8 @@ def item_lookup(reference: Any) -> Item:
     text = str(reference).strip() if isinstance(reference, str) else ""
     if not text:
         raise NotFound(_("give the item's id or its source id"))
-    if text.isdigit() and int(text) <= MAX_ID:
-        found = Item.objects.filter(pk=int(text)).first()
+    if typed_id(text) is not None:
+        found = Item.objects.filter(pk=typed_id(text)).first()
         if found is not None:
             return found
     candidates = list(Item.objects.filter(source_id=text)[:3])

@@ -27,6 +27,7 @@ from django.utils.translation import gettext as _
 from adjudication.agreement.analysis import blind_controls
 from adjudication.gold.audit import ADJUDICATED, CONVENTION, SlotDiff, gold_audit_trail
 from adjudication.models import Convention, GoldConstrual, GoldItem
+from annotator.filters import typed_id
 from annotator.models import (
     SLOT_FIELDS,
     Annotation,
@@ -94,7 +95,8 @@ def round_for_profiles(value: str, *, by_name: bool = False) -> Round:
     if by_name:
         found = Round.objects.filter(name=text).first()
     else:
-        found = Round.objects.filter(pk=int(text)).first() if text.isdigit() and len(text) < 19 else None
+        pk = typed_id(text)
+        found = Round.objects.filter(pk=pk).first() if pk is not None else None
     if found is None:
         rounds = Round.objects.order_by("name").values_list("pk", "name")[:20]
         if by_name:

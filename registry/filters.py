@@ -6,7 +6,8 @@ from __future__ import annotations
 import django_filters
 from django.db.models import QuerySet
 
-from registry.models import RegisteredParser
+from annotator.filters import typed_id
+from registry.models import VERSION_MAX, RegisteredParser
 
 
 class ParserFilter(django_filters.FilterSet):
@@ -22,4 +23,5 @@ class ParserFilter(django_filters.FilterSet):
         found = queryset.filter(name=name)
         if not at:
             return found
-        return found.filter(version=int(version)) if version.isdigit() and len(version) < 10 else found.none()
+        number = typed_id(version, limit=VERSION_MAX)
+        return found.filter(version=number) if number is not None else found.none()

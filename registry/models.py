@@ -9,6 +9,8 @@ from django.utils.translation import gettext_lazy as _
 NAME_PATTERN = r"[a-z0-9][a-z0-9._-]{0,62}"
 NAME_RE = re.compile(NAME_PATTERN)
 
+VERSION_MAX = 2**31 - 1  # the largest PositiveIntegerField on PostgreSQL
+
 
 class RegisteredParser(models.Model):
     """One version of a named trained parser. The folder is where the worker keeps it; users see
@@ -19,7 +21,7 @@ class RegisteredParser(models.Model):
         TRANSFORMERS = "transformers", _("causal LM with a LoRA adapter")
 
     name = models.CharField(max_length=63, help_text="lower case letters, digits, '.', '_' and '-'")
-    version = models.PositiveIntegerField()
+    version = models.PositiveIntegerField()  # at most VERSION_MAX
     backend = models.CharField(max_length=20, choices=Backend.choices)
     folder = models.CharField(max_length=500, help_text="the model folder on the worker's disk")
     card = models.JSONField(default=dict, blank=True, help_text="the model's card as it was written")

@@ -8,8 +8,9 @@ from pathlib import Path
 from django.db.models import F, QuerySet
 from django.utils.translation import gettext as _
 
+from annotator.filters import typed_id
 from nsmcore.parsers import trained_item_ids
-from registry.models import NAME_PATTERN, RegisteredParser
+from registry.models import NAME_PATTERN, VERSION_MAX, RegisteredParser
 
 SPEC_RE = re.compile(NAME_PATTERN + r"(@[0-9]*)?")
 
@@ -55,9 +56,8 @@ def parser_get(spec: str) -> RegisteredParser:
     name, at, version = spec.strip().partition("@")
     found = RegisteredParser.objects.filter(name=name)
     if at:
-        found = (
-            found.filter(version=int(version)) if version.isdigit() and len(version) < 10 else found.none()
-        )
+        number = typed_id(version, limit=VERSION_MAX)
+        found = found.filter(version=number) if number is not None else found.none()
     parser = found.order_by("-version").first()
     if parser is None:
         raise UnknownParser(
@@ -76,7 +76,7 @@ def parser_for_folder(folder: str) -> RegisteredParser | None:
 def is_spec(value: str) -> bool:
     """Whether ``value`` names a registered parser (not a path or a hub name)."""
     name, _at, version = value.strip().partition("@")
-    if not name or "/" in name or (version and not version.isdigit()):
+    if not name or "/" in name or (version and typed_id(version, limit=VERSION_MAX) is None):
         return False
     return RegisteredParser.objects.filter(name=name).exists()
 
@@ -88,9 +88,8 @@ def trained_ids(parser_name: str) -> frozenset[str] | frozenset[tuple[str, str]]
     backend, _colon, spec = parser_name.partition(":")
     if "@" in spec and backend in RegisteredParser.Backend.values:
         name, _at, version = spec.partition("@")
-        found = RegisteredParser.objects.filter(
-            name=name, backend=backend, version=int(version) if version.isdigit() else -1
-        ).first()
+        number = typed_id(version, limit=VERSION_MAX)
+        found = RegisteredParser.objects.filter(name=name, backend=backend, version=number or -1).first()
         if found is not None:
             return frozenset(tuple(pair) for pair in found.trained_on)
     return trained_item_ids(parser_name)

@@ -65,7 +65,7 @@ APP_TESTS_THAT_READ_THE_DATABASE = [
     for name in (
         "test_api_errors", "test_database", "test_error_pages", "test_get_writes_nothing", "test_huge_ids",
         "test_json_limits", "test_links", "test_pages", "test_schema_says_what_views_accept",
-        "test_seed_demo",
+        "test_seed_demo", "test_unicode_digits",
     )
 ]  # fmt: skip
 

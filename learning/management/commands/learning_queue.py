@@ -19,6 +19,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from annotator.filters import typed_id
 from annotator.models import Round
 from jobs.kinds import JobError
 from jobs.models import Job
@@ -103,8 +104,8 @@ class Command(BaseCommand):
 
     def _round(self, reference: str) -> Round:
         found = Round.objects.select_related("item_set").filter(name=reference).first()
-        if found is None and reference.isdigit():
-            found = Round.objects.select_related("item_set").filter(pk=int(reference)).first()
+        if found is None and typed_id(reference) is not None:
+            found = Round.objects.select_related("item_set").filter(pk=typed_id(reference)).first()
         if found is None:
             raise _bad(f"no round named {reference!r}")
         return found
