@@ -11,7 +11,7 @@ from django.db import transaction
 from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
@@ -20,6 +20,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from annotator.api_fields import Text, Whole, read_body
+from annotator.filters import MAX_ID
 from annotator.models import Round
 from annotator.roles import ADJUDICATOR, ADMIN, HasRole
 from jobs.models import Job
@@ -34,6 +35,22 @@ IsAdjudicatorOrAdmin = HasRole(
 )
 IsAdmin = HasRole(ADMIN, message=gettext_lazy("only admins change a round's queue"))
 MAX_LIMIT = 1000
+
+
+class QueueQuery(serializers.Serializer):
+    """The queue's page: a 25-digit offset overflowed the database's OFFSET (a 500)."""
+
+    offset = serializers.IntegerField(
+        min_value=0, max_value=MAX_ID - MAX_LIMIT, default=0, help_text="the first rank listed (default 0)"
+    )
+    limit = serializers.IntegerField(
+        min_value=0,
+        max_value=MAX_LIMIT,
+        default=100,
+        help_text=f"ranks listed (default 100, at most {MAX_LIMIT})",
+    )
+
+
 #: a job of the same kind is already queued or running for the round (jobs.services.JobConflict)
 BUSY = OpenApiResponse(description="the same job is already queued or running for this round")
 
@@ -118,11 +135,12 @@ class _View(APIView):
 
 class QueueDetail(_View):
     @extend_schema(
-        parameters=[
-            OpenApiParameter("offset", int, description="the first rank listed (default 0)"),
-            OpenApiParameter("limit", int, description=f"ranks listed (default 100, at most {MAX_LIMIT})"),
-        ],
-        responses={200: QueueOut, 404: None},
+        parameters=[QueueQuery],
+        responses={
+            200: QueueOut,
+            400: OpenApiResponse(description="a bad offset or limit, named"),
+            404: None,
+        },
         description="The round's queue: its settings, whether it is older than the parser's predictions "
         "(stale), and its items by rank. 404 when the round has no queue.",
     )
@@ -133,18 +151,9 @@ class QueueDetail(_View):
             return Response(
                 {"detail": _("this round has no learning queue")}, status=status.HTTP_404_NOT_FOUND
             )
-        try:
-            offset = int(request.query_params.get("offset", 0))
-            limit = int(request.query_params.get("limit", 100))
-        except ValueError:
-            return Response(
-                {"detail": _("offset and limit: whole numbers")}, status=status.HTTP_400_BAD_REQUEST
-            )
-        if offset < 0 or not 0 <= limit <= MAX_LIMIT:
-            return Response(
-                {"detail": _("offset from 0, limit from 0 to %(max)s") % {"max": MAX_LIMIT}},
-                status=status.HTTP_400_BAD_REQUEST,
-            )
+        query = QueueQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        offset, limit = query.validated_data["offset"], query.validated_data["limit"]
         return Response(QueueOut(policy, context={"offset": offset, "limit": limit}).data)
 
     @extend_schema(

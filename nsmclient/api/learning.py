@@ -69,6 +69,7 @@ class LearningOperations(OperationsBase):
             offset: the first rank listed (default 0)
 
         Errors (nsmclient.ApiError and its subclasses):
+            400: a bad offset or limit, named
             401: no credentials; bad credentials
             403: the learning queue is for adjudicators and admins
             404: No response body

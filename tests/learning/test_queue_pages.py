@@ -133,6 +133,10 @@ def test_the_api_sets_reads_and_pages_the_queue(
     assert body["entries"][0]["change"] == pytest.approx(0.45, abs=1e-4)
     assert client.get(api, {"offset": 3}).json()["entries"][0]["rank"] == 3
     assert client.get(api, {"limit": 5000}).status_code == 400
+    # an offset beyond a 64-bit integer overflowed SQLite's OFFSET: a 500; superscript digits too
+    for offset in ("9" * 25, "²", "-1", "x"):
+        refused = client.get(api, {"offset": offset})
+        assert refused.status_code == 400 and "offset" in str(refused.json()), offset
 
 
 @pytest.mark.parametrize(
