@@ -101,9 +101,15 @@ class HookUrl(Text):
     host...) where the serializer's own check could say only that the pattern does not match."""
 
 
+URL_HELP = (
+    "http or https, where each event is POSTed; not this machine or a private network (loopback, "
+    "RFC 1918, link-local) unless the server sets NSM_WEBHOOK_ALLOW_PRIVATE"
+)
+
+
 class WebhookIn(serializers.Serializer):
     refuses_unknown_fields = True
-    url = HookUrl(max_length=URL_MAX)
+    url = HookUrl(max_length=URL_MAX, help_text=URL_HELP)
     events = serializers.ListField(
         child=serializers.ChoiceField(choices=EVENT_CHOICES),
         min_length=1,
@@ -114,7 +120,7 @@ class WebhookIn(serializers.Serializer):
 
 
 class WebhookChangeIn(WebhookIn):
-    url = HookUrl(max_length=URL_MAX, required=False)
+    url = HookUrl(max_length=URL_MAX, required=False, help_text=URL_HELP)
     events = serializers.ListField(
         child=serializers.ChoiceField(choices=EVENT_CHOICES),
         min_length=1,

@@ -7,7 +7,10 @@
 - ``NSM_WEBHOOK_LEASE_SECONDS`` (120): how long an attempt handed to the worker holds its
   delivery; an attempt whose worker died is taken up again by the sweep after this.
 - ``NSM_WEBHOOK_SWEEP_SECONDS`` (5): how often each worker looks for due retries (0: never; then
-  ``manage.py webhooks send-due`` sends them)."""
+  ``manage.py webhooks send-due`` sends them).
+- ``NSM_WEBHOOK_ALLOW_PRIVATE`` (False): whether a hook may reach this machine or a private
+  network (loopback, RFC 1918, link-local, carrier-grade NAT); off, such an address is refused
+  when the hook is registered, and a name resolving to one when the worker calls it."""
 
 from __future__ import annotations
 
@@ -36,6 +39,10 @@ def read_timeout() -> float:
 
 def lease() -> timedelta:
     return timedelta(seconds=int(getattr(settings, "NSM_WEBHOOK_LEASE_SECONDS", 120)))
+
+
+def allow_private() -> bool:
+    return bool(getattr(settings, "NSM_WEBHOOK_ALLOW_PRIVATE", False))
 
 
 def sweep_seconds() -> int:

@@ -17,7 +17,10 @@ class WebhookForm(forms.Form):
     url = forms.CharField(
         max_length=URL_MAX,
         label=_("URL"),
-        help_text=_("http or https; each event is POSTed there as JSON"),
+        help_text=_(
+            "http or https; each event is POSTed there as JSON. Not this machine or a private network, "
+            "unless the server allows it (NSM_WEBHOOK_ALLOW_PRIVATE)."
+        ),
         widget=forms.TextInput(
             attrs={"size": 60, "inputmode": "url", "placeholder": "https://example.org/nsm-hook"}
         ),

@@ -18,6 +18,7 @@ import logging
 import warnings
 from datetime import datetime, timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 from celery import current_app
 from celery.exceptions import AlwaysEagerIgnored
@@ -29,7 +30,7 @@ from django.utils.translation import gettext as _
 from webhooks import conf
 from webhooks.models import ALL, EVENTS, PING, RESPONSE_EXCERPT, URL_MAX, URL_RE, Delivery, Webhook
 from webhooks.selectors import event_listened
-from webhooks.signing import headers, post, secret_new
+from webhooks.signing import headers, host_refused, post, secret_new
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +78,11 @@ def url_problem(url: str) -> str:
             "url: %(url)s is not an http or https URL of a host name (or IPv4 address) and an optional "
             "port up to 65535, in printable ASCII (percent-encode spaces and other characters)"
         ) % {"url": shown}
+    if not conf.allow_private() and host_refused(urlsplit(url).hostname or ""):
+        return _(
+            "url: %(host)s is a private or local address, which a hook may not reach (a deployment "
+            "that sends hooks to its own network sets NSM_WEBHOOK_ALLOW_PRIVATE)"
+        ) % {"host": repr((urlsplit(url).hostname or "")[:100])}
     return ""
 
 
@@ -239,8 +245,9 @@ def delivery_attempt(delivery_id: int, attempt: int, *, now: datetime | None = N
         _record(delivery, attempt, state=Delivery.State.FAILED, error="the webhook was deactivated")
         return delivery
     sent = headers(event=delivery.event, delivery_id=delivery.pk, secret=hook.secret, body=delivery.body)
-    timeouts = {"connect_timeout": conf.connect_timeout(), "read_timeout": conf.read_timeout()}
-    outcome = post(hook.url, delivery.body, sent, excerpt=RESPONSE_EXCERPT, **timeouts)
+    limits = {"connect_timeout": conf.connect_timeout(), "read_timeout": conf.read_timeout()}
+    allowed = conf.allow_private()
+    outcome = post(hook.url, delivery.body, sent, excerpt=RESPONSE_EXCERPT, allow_private=allowed, **limits)
     fields: dict[str, Any] = {
         "status_code": outcome.status, "response": outcome.response, "error": outcome.error,
         "duration_ms": outcome.duration_ms,

@@ -381,6 +381,9 @@ NSM_OPENAI_TIMEOUT = env_int("NSM_OPENAI_TIMEOUT", 60)
 NSM_OPENAI_CONCURRENCY = env_int("NSM_OPENAI_CONCURRENCY", 4)
 NSM_OPENAI_RETRIES = env_int("NSM_OPENAI_RETRIES", 3)
 
+# Webhooks may call this machine or a private network only when this is on (webhooks/conf.py).
+NSM_WEBHOOK_ALLOW_PRIVATE = env_bool("NSM_WEBHOOK_ALLOW_PRIVATE", False)
+
 # Convention votes: decided once this many adjudicators have voted, accepted when more than this
 # share of the votes approve.
 NSM_CONVENTION_QUORUM = env_int("NSM_CONVENTION_QUORUM", 2)

@@ -26,6 +26,10 @@ NSM_TEST_RUN = os.environ.setdefault("NSM_TEST_RUN", f"{os.getpid()}-{uuid.uuid4
 NSM_TEST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "main")
 NSM_TEST_RUN_DIR = VAR_DIR / "test-runs" / NSM_TEST_RUN / NSM_TEST_WORKER  # noqa: F405
 
+# The suite's webhook receivers listen on 127.0.0.1 (tests/webhooks/test_private_addresses.py turns
+# this off to see private addresses refused).
+NSM_WEBHOOK_ALLOW_PRIVATE = True
+
 # Jobs run inline when a test starts one, unless the test runs a real worker (tests/integration,
 # tests/browser), which switches this off on the Celery app.
 CELERY_TASK_ALWAYS_EAGER = True

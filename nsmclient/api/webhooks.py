@@ -47,7 +47,8 @@ class DeliveryOut(TypedDict):
 
 
 class PatchedWebhookChangeIn(TypedDict):
-    #: http or https, a host name or IPv4 address, an optional port; printable ASCII
+    #: http or https, where each event is POSTed; not this machine or a private network (loopback, RFC 1918,
+    #: link-local) unless the server sets NSM_WEBHOOK_ALLOW_PRIVATE
     url: NotRequired[str]
     #: the events to send: their names, or ["*"] for every event
     events: NotRequired[list[EventsEnum]]
@@ -55,7 +56,8 @@ class PatchedWebhookChangeIn(TypedDict):
 
 
 class WebhookIn(TypedDict):
-    #: http or https, a host name or IPv4 address, an optional port; printable ASCII
+    #: http or https, where each event is POSTed; not this machine or a private network (loopback, RFC 1918,
+    #: link-local) unless the server sets NSM_WEBHOOK_ALLOW_PRIVATE
     url: str
     #: the events to send: their names, or ["*"] for every event
     events: list[EventsEnum]
