@@ -8,8 +8,14 @@ that sends to its own network do so; the test settings allow it, for the suite's
 
 from __future__ import annotations
 
+import http.server
+import ssl
+import subprocess
+
 import pytest
 
+from tests.http_servers import serve_thread
+from webhooks import signing
 from webhooks.models import Webhook
 from webhooks.services import WebhookError, delivery_attempt, webhook_create, webhook_ping, webhook_update
 from webhooks.signing import address_refused
@@ -72,3 +78,48 @@ def test_a_name_that_resolves_to_a_local_address_is_refused_at_delivery(settings
     delivery_attempt(redone.pk, 1)
     redone.refresh_from_db()
     assert redone.state == "delivered" and len(receiver.received) == 1
+
+
+def test_an_https_hook_is_called_by_its_name_on_the_address_checked(admin_user, tmp_path, monkeypatch):
+    """The worker opens the connection to the checked address itself and wraps it in TLS: the
+    certificate must still be checked against the URL's name (SNI and hostname), and the Host
+    header still carry it. A receiver with a certificate for 'localhost' only, trusted here."""
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+         "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    seen: list[tuple[str, str]] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            seen.append((self.path, self.headers["Host"]))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    served = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    served.load_cert_chain(cert, key)
+    server.socket = served.wrap_socket(server.socket, server_side=True)
+    thread = serve_thread(server)
+    thread.start()
+    port = server.server_address[1]
+    trusted = ssl.create_default_context(cafile=str(cert))
+    monkeypatch.setattr(signing.ssl, "create_default_context", lambda: trusted)
+    try:
+        sent = {"connect_timeout": 5, "read_timeout": 5, "excerpt": 100, "allow_private": True}
+        outcome = signing.post(f"https://localhost:{port}/in?x=1", "{}", {}, **sent)
+        assert (outcome.status, outcome.error) == (204, "")
+        assert seen == [("/in?x=1", f"localhost:{port}")]
+        # the same receiver by its address: the certificate names localhost, not 127.0.0.1
+        outcome = signing.post(f"https://127.0.0.1:{port}/in", "{}", {}, **sent)
+        assert outcome.status is None and "certificate" in outcome.error.lower() and len(seen) == 1
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
