@@ -18,6 +18,7 @@ from typing import IO, Any
 from nsmcore.cli_io import InputError, decode_line, input_rows, read_jsonl  # noqa: F401 (re-exported)
 from nsmcore.cli_train import add_train_classifier, cmd_train_classifier
 from nsmcore.counterfactual import counterfactual, counterfactual_text, read_pair
+from nsmcore.emoexpl import record_schema
 from nsmcore.evaluation import evaluate, route_items
 from nsmcore.evaluation_report import EvaluationError
 from nsmcore.evaluation_text import report_text
@@ -28,6 +29,7 @@ from nsmcore.parsers.lexical import CueListError
 from nsmcore.regression import run_suite
 from nsmcore.render import render
 from nsmcore.space import regions
+from nsmcore.tiny import build_tiny_causal_lm
 
 DEFAULT_KEEP = "id,text_id"
 
@@ -156,8 +158,6 @@ def cmd_parse(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
 
 
 def cmd_tiny_model(args: argparse.Namespace, out: IO[str]) -> int:
-    from nsmcore.tiny import build_tiny_causal_lm
-
     path = build_tiny_causal_lm(args.path, seed=args.seed)
     out.write(f"a tiny random causal LM (outputs are meaningless) is in {path}\n")
     return 0
@@ -406,8 +406,6 @@ def main(argv: list[str] | None = None, out: IO[str] | None = None, err: IO[str]
         if args.command == "train-classifier":
             return cmd_train_classifier(args, out)
         if args.command == "emoexpl-schema":
-            from nsmcore.emoexpl import record_schema
-
             out.write(json.dumps(record_schema(), indent=2) + "\n")
             return 0
         return cmd_selfcheck(args, out)

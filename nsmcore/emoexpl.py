@@ -25,6 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from nsmcore.mapper import ABSTENTION_TYPES
+from nsmcore.schema import SLOT_NAMES, SLOTS, json_schema
+
 FORMAT = "emoexpl/1"
 JSONL_NAME = "emoexpl.jsonl"
 MANIFEST_NAME = "manifest.json"
@@ -84,8 +87,6 @@ def record(
     record holds. ``tiers`` are (tier, item set name) pairs. A line is entailed when its
     p(entailment) >= the verifier's threshold; a construal's item score is entailed / scored
     lines, the item's over all its construals (None when no line was scored)."""
-    from nsmcore.schema import SLOT_NAMES
-
     meta = {
         "verifier_model": verifier.model if verifier else None,
         "verifier_revision": verifier.revision if verifier else None,
@@ -425,9 +426,6 @@ def record_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of one EmoExpl record, built from the slot schema so the
     two cannot drift apart. ``docs/emoexpl/record.schema.json`` is this, written out by
     ``python -m nsmcore emoexpl-schema``."""
-    from nsmcore.mapper import ABSTENTION_TYPES
-    from nsmcore.schema import SLOT_NAMES, SLOTS, json_schema
-
     number = {"type": ["number", "null"], "minimum": 0, "maximum": 1}
     provenance = {
         "type": "object",

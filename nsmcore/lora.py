@@ -39,6 +39,7 @@ from typing import Any
 from nsmcore.parsers.prompt import PROMPT_VERSION, slot_prefix
 from nsmcore.parsers.transformers_lm import quiet_peft
 from nsmcore.render import RENDERER_VERSION
+from nsmcore.training_data import TrainingDataError, manifest_path, read_prompt_rows
 
 CARD = "card.json"
 CHECKPOINTS = "checkpoints"
@@ -467,8 +468,6 @@ def merge_adapter(base_model: str, adapter: str | Path, out_dir: str | Path) -> 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Train from a prompt-format file: exit 2 with the reason on bad input."""
-    from nsmcore.training_data import TrainingDataError, manifest_path, read_prompt_rows
-
     parser = argparse.ArgumentParser(prog="python -m nsmcore.lora", description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", required=True, help="prompt-format JSONL (manage.py export_training)")
     parser.add_argument("--base", required=True, help="base model: hub name or local folder")

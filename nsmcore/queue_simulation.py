@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from nsmcore.charts import band_chart
 from nsmcore.decoding import rule_lattice
 from nsmcore.mapper import route
 from nsmcore.queue import INFORMATIVE, MIXED, ORDERS, RANDOM, QueueError, rank_items
@@ -171,8 +172,6 @@ def band_series(summary: Mapping[str, Any], measure: str) -> dict[str, Any]:
     """A chart of one measure (``routed`` or ``per_slot``) against items labelled: per order, the
     mean's line and the band between the lowest and highest seed (nsmcore.charts.band_chart),
     each series with its order's colour."""
-    from nsmcore.charts import band_chart
-
     chart = band_chart({
         order: [(r["labelled"], r[measure], r[f"{measure}_low"], r[f"{measure}_high"]) for r in rows]
         for order, rows in summary["curves"].items()

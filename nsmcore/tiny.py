@@ -10,6 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from nsmcore.parsers.prompt import slot_prefix, slot_suffix
+from nsmcore.render import render
+from nsmcore.schema import SLOTS, Explication
+
 
 def _tokenizer(corpus: list[str], vocab_size: int):  # -> PreTrainedTokenizerFast
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
@@ -32,9 +36,6 @@ def build_tiny_causal_lm(path: str | Path, *, seed: int = 0, hidden_size: int = 
     """A random Llama with a few thousand parameters per layer, saved with its tokenizer."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
-
-    from nsmcore.parsers.prompt import slot_prefix, slot_suffix
-    from nsmcore.schema import SLOTS
 
     path = Path(path)
     corpus = [slot_prefix(), slot_suffix("I was happy when I got the job.", {})]
@@ -76,9 +77,6 @@ def build_tiny_nli(
     import torch
     from tokenizers import processors
     from transformers import BertConfig, BertForSequenceClassification
-
-    from nsmcore.render import render
-    from nsmcore.schema import SLOTS, Explication
 
     path = Path(path)
     corpus = ["I was happy when I got the job.", "My dog died and I cried for days.", *texts]

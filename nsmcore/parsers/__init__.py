@@ -42,7 +42,7 @@ def make_parser(backend: str = "lexical", **options: Any) -> Parser:
     elif backend == "transformers":
         from nsmcore.parsers.transformers_lm import TransformersParser as cls
     elif backend == "openai":
-        from nsmcore.parsers.openai_compat import OpenAICompatParser as cls
+        from nsmcore.parsers.openai_compat import OpenAICompatParser as cls  # each backend when named
     elif backend == "classifier":
         from nsmcore.parsers.classifier import ClassifierParser as cls
     else:
