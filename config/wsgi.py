@@ -14,7 +14,9 @@ try:
     application = get_wsgi_application()
 except ConfigError as error:  # one line naming the variable, as manage.py says it (config/cli.py)
     sys.stderr.write(f"configuration error: {error}\n")
-    raise SystemExit(2) from None
+    # 3 is gunicorn's "worker failed to boot" (Arbiter.WORKER_BOOT_ERROR): its master then stops,
+    # where any other code had it start the worker again, forever, the same line each time
+    raise SystemExit(3) from None
 
 # a web process pays its one-off costs (imports, template compilation) as it starts, not on a
 # reader's first Evaluation view

@@ -12,6 +12,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import psutil
 import pytest
@@ -288,3 +289,25 @@ def test_postgresql_connections_come_from_a_bounded_pool(prod, postgres_database
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[-1].split() == ["ConnectionPool", "1", "2", "0"]
+
+
+def test_gunicorn_by_hand_with_a_weak_key_stops_once_not_respawning_its_workers(prod):
+    """docs/deploy.md gives `gunicorn config.wsgi:application` as the way without `serve`. Each
+    worker loads the settings; one that exited 2 on a weak SECRET_KEY was respawned by the
+    master, forever, the same line each time. A worker that cannot boot now exits with
+    gunicorn's own code for that, and the master stops with it."""
+    gunicorn = Path(sys.executable).parent / "gunicorn"
+    result = subprocess.run(
+        [gunicorn, "config.wsgi:application", "--workers", "2", "--bind", "127.0.0.1:0"],
+        cwd=ROOT,
+        env=prod.env | {"SECRET_KEY": "change-me"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode != 0
+    errors = [line for line in result.stderr.splitlines() if line.startswith("configuration error:")]
+    weak = "configuration error: SECRET_KEY is too weak (9 characters, 8 different; at least 50 and 5)"
+    assert errors and {line.partition("; make one with")[0] for line in errors} == {weak}
+    assert len(errors) <= 2  # each worker once at most: none respawned
+    assert "Worker failed to boot" in result.stderr
