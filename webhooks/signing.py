@@ -83,7 +83,11 @@ def host_refused(host: str) -> bool:
         return True
     try:
         return address_refused(name.strip("[]"))
-    except ValueError:  # a name, not an address
+    except ValueError:
+        pass
+    try:  # the old forms the resolver still reads as IPv4: 127.1, 2130706433, 0x7f.0.0.1
+        return address_refused(str(ipaddress.IPv4Address(socket.inet_aton(name))))
+    except OSError:  # a name, not an address
         return False
 
 

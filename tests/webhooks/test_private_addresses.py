@@ -38,7 +38,8 @@ def test_public_addresses_are_not(address):
 
 
 LOCAL_URLS = ["http://127.0.0.1:8000/hook", "http://169.254.169.254/latest/meta-data/", "https://10.0.0.7/",
-              "http://localhost:8000/", "http://LocalHost./", "http://a.localhost/"]  # fmt: skip
+              "http://localhost:8000/", "http://LocalHost./", "http://a.localhost/", "http://127.1/",
+              "http://2130706433/", "http://0x7f.0.0.1/"]  # fmt: skip
 
 
 @pytest.mark.parametrize("url", LOCAL_URLS)
