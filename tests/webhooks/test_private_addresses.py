@@ -13,6 +13,7 @@ import ssl
 import subprocess
 
 import pytest
+from django.urls import reverse
 
 from tests.http_servers import serve_thread
 from webhooks import signing
@@ -124,3 +125,15 @@ def test_an_https_hook_is_called_by_its_name_on_the_address_checked(admin_user, 
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+def test_the_page_names_the_setting_on_the_url_field(settings, client, admin_user):
+    settings.NSM_WEBHOOK_ALLOW_PRIVATE = False
+    client.force_login(admin_user)
+    answer = client.post(reverse("webhooks"), {"url": "http://169.254.169.254/", "events": ["*"]})
+    assert answer.status_code == 400
+    page = answer.content.decode()
+    error = page[page.index('data-field="url"') :]
+    assert "&#x27;169.254.169.254&#x27; is a private or local address" in error[: error.index("</div>")]
+    assert "NSM_WEBHOOK_ALLOW_PRIVATE" in error[: error.index("</div>")]
+    assert not Webhook.objects.exists()
