@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from django import forms
 from django.contrib import messages
-from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from annotator.filters import MAX_ID
+from annotator.filters import typed_id
 from annotator.forms import PoolForm, RoundForm
 from annotator.models import ItemSet, Round
 from annotator.roles import ADMIN, require_role
@@ -31,10 +29,7 @@ def rounds(request: HttpRequest) -> HttpResponse:
 
 def _item_set(value: str | None) -> ItemSet | None:
     """The item set a form names, for its parser choices; the form's own field refuses a bad one."""
-    try:
-        pk = forms.IntegerField(required=False, min_value=1, max_value=MAX_ID).clean(value)
-    except ValidationError:  # '²' is a digit to str.isdigit, not to int()
-        return None
+    pk = typed_id(value or "")
     return ItemSet.objects.filter(pk=pk).first() if pk else None
 
 

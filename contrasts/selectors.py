@@ -67,8 +67,8 @@ def item_lookup(reference: Any) -> Item:
     text = str(reference).strip() if isinstance(reference, str) else ""
     if not text:
         raise NotFound(_("give the item's id or its source id"))
-    if typed_id(text) is not None:
-        found = Item.objects.filter(pk=typed_id(text)).first()
+    if (pk := typed_id(text)) is not None:
+        found = Item.objects.filter(pk=pk).first()
         if found is not None:
             return found
     candidates = list(Item.objects.filter(source_id=text)[:3])

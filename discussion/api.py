@@ -6,7 +6,6 @@ strictly; a bad value is a 400 naming its field, and nothing is written."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from django.http import Http404
@@ -22,7 +21,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from annotator.api_fields import Text, Whole, read_body
-from annotator.filters import MAX_ID
+from annotator.filters import MAX_ID, typed_id
 from annotator.models import Item
 from discussion.forms import NotificationQuery
 from discussion.models import BODY_MAX, Comment, Notification
@@ -127,17 +126,15 @@ class CommentEditIn(serializers.Serializer):
     body = CommentBody()
 
 
-WHOLE = re.compile(r"^[0-9]{1,19}$")
-
-
 def _query_int(request: Request, name: str) -> int | Response | None:
     """An optional whole-number query parameter, or the 400 naming it."""
     value = request.query_params.get(name)
     if value is None:
         return None
-    if not WHOLE.match(value) or not 1 <= int(value) <= MAX_ID:
+    number = typed_id(value)
+    if not number:  # None, or 0
         return Response({name: [_("a whole number from 1")]}, status=status.HTTP_400_BAD_REQUEST)
-    return int(value)
+    return number
 
 
 def _comments(reader: Reader, item: Item) -> Any:

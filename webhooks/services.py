@@ -78,11 +78,12 @@ def url_problem(url: str) -> str:
             "url: %(url)s is not an http or https URL of a host name (or IPv4 address) and an optional "
             "port up to 65535, in printable ASCII (percent-encode spaces and other characters)"
         ) % {"url": shown}
-    if not conf.allow_private() and host_refused(urlsplit(url).hostname or ""):
+    host = urlsplit(url).hostname or ""
+    if not conf.allow_private() and host_refused(host):
         return _(
             "url: %(host)s is a private or local address, which a hook may not reach (a deployment "
             "that sends hooks to its own network sets NSM_WEBHOOK_ALLOW_PRIVATE)"
-        ) % {"host": repr((urlsplit(url).hostname or "")[:100])}
+        ) % {"host": repr(host[:100])}
     return ""
 
 

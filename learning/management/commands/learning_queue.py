@@ -104,8 +104,8 @@ class Command(BaseCommand):
 
     def _round(self, reference: str) -> Round:
         found = Round.objects.select_related("item_set").filter(name=reference).first()
-        if found is None and typed_id(reference) is not None:
-            found = Round.objects.select_related("item_set").filter(pk=typed_id(reference)).first()
+        if found is None and (pk := typed_id(reference)) is not None:
+            found = Round.objects.select_related("item_set").filter(pk=pk).first()
         if found is None:
             raise _bad(f"no round named {reference!r}")
         return found
